@@ -1,0 +1,599 @@
+//! The circuit breaker: Resilience4j's state machine, with permits as values.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use crate::clock::{Clock, Timestamp};
+use crate::config::Config;
+use crate::error::{CallNotPermitted, IllegalTransition};
+use crate::event::{Event, EventKind, Listeners, Subscription};
+use crate::permit::{Outcome, Permit};
+use crate::scheduler::{Scheduler, TimerAction};
+use crate::state::State;
+use crate::window::{StateMetrics, Verdict};
+
+/// What a breaker shares with the other breakers of its registry.
+#[derive(Debug)]
+pub(crate) struct Env {
+    pub(crate) clock: Clock,
+    pub(crate) scheduler: Scheduler,
+    pub(crate) listeners: Arc<Listeners>,
+}
+
+impl Env {
+    pub(crate) fn new(clock: Clock) -> Arc<Env> {
+        Arc::new(Env {
+            scheduler: Scheduler::new(clock.clone()),
+            clock,
+            listeners: Arc::default(),
+        })
+    }
+}
+
+/// A circuit breaker. Cloning gives another handle to the same breaker.
+///
+/// Calls go through [`call`](CircuitBreaker::call), [`call_sync`](CircuitBreaker::call_sync),
+/// or, one level lower, [`try_acquire`](CircuitBreaker::try_acquire), which hands out a
+/// [`Permit`] to complete with the call's outcome.
+///
+/// The semantics are Resilience4j 2.x's `CircuitBreakerStateMachine`, with three deliberate
+/// differences, all about stale work never acting on a later state:
+/// - a [`reset`](CircuitBreaker::reset) cancels the pending OPEN and HALF_OPEN timers, as every
+///   other transition does;
+/// - a result arriving in a state whose window has size 0 (an OPEN state entered from
+///   FORCED_OPEN or DISABLED) is dropped instead of failing the caller;
+/// - a permit that is released, or ends in an ignored error, gives a trial permit back to
+///   HALF_OPEN only if that same HALF_OPEN state granted it, so the trial cap holds even when
+///   calls that started in CLOSED finish during HALF_OPEN.
+#[derive(Clone)]
+pub struct CircuitBreaker {
+    pub(crate) shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    name: Arc<str>,
+    config: Config,
+    env: Arc<Env>,
+    /// `state_id << 3 | state code`: the current state, readable without the lock.
+    tag: AtomicU64,
+    machine: Mutex<Machine>,
+    listeners: Arc<Listeners>,
+    this: Weak<Shared>,
+}
+
+/// The current state object. Every transition makes a new one (a new `id`), as Resilience4j
+/// builds a new state object; timers and permits remember the id they belong to.
+struct Machine {
+    state: State,
+    id: u64,
+    metrics: StateMetrics,
+    /// OPEN: calls are let through once the clock is strictly after this.
+    retry_after: Timestamp,
+    /// HALF_OPEN: trial permits left.
+    trials_left: u32,
+    /// METRICS_ONLY: which "rate exceeded" events were published already.
+    reported_failure_rate: bool,
+    reported_slow_rate: bool,
+}
+
+/// Events gathered under the lock and published after it is released.
+struct Pending {
+    events: [Option<EventKind>; 6],
+    len: usize,
+    rates: (Option<f32>, Option<f32>),
+}
+
+impl Pending {
+    fn new() -> Pending {
+        Pending {
+            events: [None; 6],
+            len: 0,
+            rates: (None, None),
+        }
+    }
+
+    fn push(&mut self, kind: EventKind) {
+        if let Some(slot) = self.events.get_mut(self.len) {
+            *slot = Some(kind);
+            self.len += 1;
+        }
+    }
+}
+
+/// A point-in-time view of a breaker's metrics: those of its current state, as Resilience4j's
+/// `getMetrics()` reports them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Metrics {
+    /// The state.
+    pub state: State,
+    /// Failed calls in percent of buffered calls; `None` below the minimum number of calls.
+    pub failure_rate: Option<f32>,
+    /// Slow calls in percent of buffered calls; `None` below the minimum number of calls.
+    pub slow_call_rate: Option<f32>,
+    /// Calls in the window (successes and failures; ignored calls never count).
+    pub buffered_calls: u32,
+    /// Failed calls in the window (slow or not).
+    pub failed_calls: u32,
+    /// Successful calls in the window (slow or not).
+    pub successful_calls: u32,
+    /// Slow calls in the window (successes and failures).
+    pub slow_calls: u32,
+    /// Slow successful calls in the window.
+    pub slow_successful_calls: u32,
+    /// Slow failed calls in the window.
+    pub slow_failed_calls: u32,
+    /// Calls rejected since this state's metrics began (OPEN continues the count of the state
+    /// it came from).
+    pub not_permitted_calls: u64,
+}
+
+impl CircuitBreaker {
+    /// A breaker of its own, outside any registry, on the system clock. Its timers run on one
+    /// scheduler shared by all such breakers.
+    pub fn new(name: &str, config: Config) -> CircuitBreaker {
+        static STANDALONE: once_cell::sync::Lazy<Arc<Env>> =
+            once_cell::sync::Lazy::new(|| Env::new(Clock::system()));
+        CircuitBreaker::with_env(name, config, Arc::clone(&STANDALONE))
+    }
+
+    pub(crate) fn with_env(name: &str, config: Config, env: Arc<Env>) -> CircuitBreaker {
+        let now = env.clock.now();
+        let machine = Machine {
+            state: State::Closed,
+            id: 0,
+            metrics: StateMetrics::closed(&config, now),
+            retry_after: now,
+            trials_left: 0,
+            reported_failure_rate: false,
+            reported_slow_rate: false,
+        };
+        let shared = Arc::new_cyclic(|this| Shared {
+            name: Arc::from(name),
+            config,
+            env,
+            tag: AtomicU64::new(State::Closed.code()),
+            machine: Mutex::new(machine),
+            listeners: Arc::default(),
+            this: this.clone(),
+        });
+        CircuitBreaker { shared }
+    }
+
+    /// The breaker's name.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The breaker's configuration.
+    pub fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
+    /// The clock the breaker reads.
+    pub fn clock(&self) -> &Clock {
+        &self.shared.env.clock
+    }
+
+    /// The current state. Reading it never moves the breaker: an OPEN breaker whose wait is
+    /// over stays OPEN until a call asks for a permit (or its timer fires, with automatic
+    /// transition enabled).
+    #[inline]
+    pub fn state(&self) -> State {
+        State::from_code(self.shared.tag.load(Ordering::Acquire) & 7)
+    }
+
+    /// The metrics of the current state.
+    pub fn metrics(&self) -> Metrics {
+        let now = self.shared.env.clock.now();
+        let mut m = self.shared.lock();
+        let totals = m.metrics.totals(now);
+        let (failure_rate, slow_call_rate) = m.metrics.rates(&totals);
+        Metrics {
+            state: m.state,
+            failure_rate,
+            slow_call_rate,
+            buffered_calls: totals.calls,
+            failed_calls: totals.failed,
+            successful_calls: totals.calls - totals.failed,
+            slow_calls: totals.slow,
+            slow_successful_calls: totals.slow - totals.slow_failed,
+            slow_failed_calls: totals.slow_failed,
+            not_permitted_calls: m.metrics.not_permitted,
+        }
+    }
+
+    /// Asks for permission to make one call.
+    ///
+    /// CLOSED, DISABLED and METRICS_ONLY always permit. OPEN rejects until the clock is strictly
+    /// past the end of its wait; the first request after that moves it to HALF_OPEN and is the
+    /// first trial. HALF_OPEN permits up to `permitted-number-of-calls-in-half-open-state`
+    /// calls. FORCED_OPEN rejects. A rejection is counted and published; it never blocks.
+    #[inline]
+    pub fn try_acquire(&self) -> Result<Permit<'_>, CallNotPermitted> {
+        let tag = self.shared.tag.load(Ordering::Acquire);
+        if State::from_code(tag & 7).permits_all() {
+            return Ok(Permit::new(
+                &self.shared,
+                tag >> 3,
+                self.shared.env.clock.now(),
+            ));
+        }
+        self.shared.acquire_slow()
+    }
+
+    /// Moves the breaker to `to` by hand. Illegal transitions (CLOSED -> HALF_OPEN,
+    /// METRICS_ONLY -> OPEN or HALF_OPEN) leave the state unchanged and return an error. A
+    /// transition to the current state builds a fresh state (a new window, a new wait) and
+    /// publishes no event.
+    pub fn transition_to(&self, to: State) -> Result<(), IllegalTransition> {
+        self.shared.transition(to)
+    }
+
+    /// Moves to CLOSED with a fresh window.
+    pub fn transition_to_closed_state(&self) {
+        let _always_legal = self.shared.transition(State::Closed);
+    }
+
+    /// Moves to OPEN, starting a new wait and keeping the current window.
+    pub fn transition_to_open_state(&self) -> Result<(), IllegalTransition> {
+        self.shared.transition(State::Open)
+    }
+
+    /// Moves to HALF_OPEN with fresh trial permits.
+    pub fn transition_to_half_open_state(&self) -> Result<(), IllegalTransition> {
+        self.shared.transition(State::HalfOpen)
+    }
+
+    /// Moves to DISABLED: every call passes, nothing is recorded.
+    pub fn transition_to_disabled_state(&self) {
+        let _always_legal = self.shared.transition(State::Disabled);
+    }
+
+    /// Moves to FORCED_OPEN: every call is rejected until a manual transition.
+    pub fn transition_to_forced_open_state(&self) {
+        let _always_legal = self.shared.transition(State::ForcedOpen);
+    }
+
+    /// Moves to METRICS_ONLY: calls are measured but the breaker never opens.
+    pub fn transition_to_metrics_only_state(&self) {
+        let _always_legal = self.shared.transition(State::MetricsOnly);
+    }
+
+    /// Back to a fresh CLOSED state, from any state, cancelling every pending timer.
+    pub fn reset(&self) {
+        self.shared.reset();
+    }
+
+    /// Calls `listener` for every event of this breaker until the [`Subscription`] is dropped.
+    pub fn subscribe<F>(&self, listener: F) -> Subscription
+    where
+        F: Fn(&Event) + Send + Sync + 'static,
+    {
+        self.shared.listeners.add(Arc::new(listener))
+    }
+
+    /// Whether two handles are the same breaker.
+    pub fn ptr_eq(&self, other: &CircuitBreaker) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+impl fmt::Debug for CircuitBreaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CircuitBreaker")
+            .field("name", &self.name())
+            .field("state", &self.state())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Machine> {
+        // Nothing that can panic runs under this lock, so poisoning cannot hide a broken state.
+        self.machine.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn clock(&self) -> &Clock {
+        &self.env.clock
+    }
+
+    pub(crate) fn name(&self) -> &Arc<str> {
+        &self.name
+    }
+
+    fn wants_call_events(&self) -> bool {
+        !self.listeners.is_empty() || !self.env.listeners.is_empty()
+    }
+
+    #[cold]
+    fn acquire_slow(&self) -> Result<Permit<'_>, CallNotPermitted> {
+        let now = self.env.clock.now();
+        let mut pending = Pending::new();
+        let granted = {
+            let mut m = self.lock();
+            match m.state {
+                s if s.permits_all() => Ok(m.id),
+                State::Open if now > m.retry_after => {
+                    self.enter(&mut m, State::HalfOpen, now, &mut pending);
+                    self.try_trial(&mut m, &mut pending)
+                }
+                State::HalfOpen => self.try_trial(&mut m, &mut pending),
+                state => {
+                    m.metrics.not_permitted += 1;
+                    if state == State::Open {
+                        self.push_call_event(&mut pending, EventKind::NotPermitted);
+                    }
+                    Err(state)
+                }
+            }
+        };
+        self.publish(&pending, now);
+        match granted {
+            Ok(id) => Ok(Permit::new(self, id, now)),
+            Err(state) => {
+                tracing::debug!(breaker = %self.name, state = %state, "call not permitted");
+                Err(CallNotPermitted::new(Arc::clone(&self.name), state))
+            }
+        }
+    }
+
+    fn try_trial(&self, m: &mut Machine, pending: &mut Pending) -> Result<u64, State> {
+        if m.trials_left > 0 {
+            m.trials_left -= 1;
+            Ok(m.id)
+        } else {
+            m.metrics.not_permitted += 1;
+            self.push_call_event(pending, EventKind::NotPermitted);
+            Err(State::HalfOpen)
+        }
+    }
+
+    /// Completes a permit granted by state `permit_id`.
+    pub(crate) fn complete(&self, permit_id: u64, outcome: Outcome, elapsed: Duration) {
+        let now = self.env.clock.now();
+        let mut pending = Pending::new();
+        {
+            let mut m = self.lock();
+            let quiet = matches!(m.state, State::Disabled | State::ForcedOpen);
+            match outcome {
+                Outcome::Ignored => {
+                    self.give_back(&mut m, permit_id);
+                    if !quiet {
+                        self.push_call_event(&mut pending, EventKind::IgnoredError { elapsed });
+                    }
+                }
+                Outcome::Success | Outcome::Failure => {
+                    let failed = outcome == Outcome::Failure;
+                    if !quiet {
+                        self.push_call_event(
+                            &mut pending,
+                            if failed {
+                                EventKind::Error { elapsed }
+                            } else {
+                                EventKind::Success { elapsed }
+                            },
+                        );
+                    }
+                    self.record(&mut m, failed, elapsed, now, &mut pending);
+                }
+            }
+        }
+        self.publish(&pending, now);
+    }
+
+    /// Returns a permit without recording anything (a cancelled call).
+    pub(crate) fn release(&self, permit_id: u64) {
+        // Only a HALF_OPEN state takes permits back, and only its own: skip the lock otherwise.
+        let tag = self.tag.load(Ordering::Acquire);
+        if tag == (permit_id << 3 | State::HalfOpen.code()) {
+            let mut m = self.lock();
+            self.give_back(&mut m, permit_id);
+        }
+    }
+
+    fn give_back(&self, m: &mut Machine, permit_id: u64) {
+        if m.state == State::HalfOpen && m.id == permit_id {
+            m.trials_left += 1;
+        }
+    }
+
+    fn record(
+        &self,
+        m: &mut Machine,
+        failed: bool,
+        elapsed: Duration,
+        now: Timestamp,
+        pending: &mut Pending,
+    ) {
+        match m.state {
+            State::Closed => {
+                if let Verdict::Exceeded {
+                    failure_rate,
+                    slow_call_rate,
+                } = m.metrics.record(failed, elapsed, now)
+                {
+                    self.push_exceeded(pending, failure_rate, slow_call_rate);
+                    self.enter(m, State::Open, now, pending);
+                }
+            }
+            State::Open => {
+                m.metrics.record(failed, elapsed, now);
+            }
+            State::HalfOpen => match m.metrics.record(failed, elapsed, now) {
+                Verdict::Exceeded {
+                    failure_rate,
+                    slow_call_rate,
+                } => {
+                    self.push_exceeded(pending, failure_rate, slow_call_rate);
+                    self.enter(m, State::Open, now, pending);
+                }
+                Verdict::BelowThresholds => self.enter(m, State::Closed, now, pending),
+                Verdict::BelowMinimumCalls => {}
+            },
+            State::MetricsOnly => {
+                if let Verdict::Exceeded {
+                    failure_rate,
+                    slow_call_rate,
+                } = m.metrics.record(failed, elapsed, now)
+                {
+                    let failure_rate = failure_rate.filter(|_| !m.reported_failure_rate);
+                    let slow_call_rate = slow_call_rate.filter(|_| !m.reported_slow_rate);
+                    m.reported_failure_rate |= failure_rate.is_some();
+                    m.reported_slow_rate |= slow_call_rate.is_some();
+                    self.push_exceeded(pending, failure_rate, slow_call_rate);
+                }
+            }
+            State::Disabled | State::ForcedOpen => {}
+        }
+    }
+
+    fn push_exceeded(&self, pending: &mut Pending, failure: Option<f32>, slow: Option<f32>) {
+        if let Some(rate) = failure {
+            pending.push(EventKind::FailureRateExceeded { rate });
+        }
+        if let Some(rate) = slow {
+            pending.push(EventKind::SlowCallRateExceeded { rate });
+        }
+    }
+
+    #[inline]
+    fn push_call_event(&self, pending: &mut Pending, kind: EventKind) {
+        if self.wants_call_events() {
+            pending.push(kind);
+        }
+    }
+
+    /// Enters `to` (a legal transition), building its state object. Leaving a state cancels its
+    /// timers, since they name the old state id.
+    fn enter(&self, m: &mut Machine, to: State, now: Timestamp, pending: &mut Pending) {
+        let from = m.state;
+        debug_assert!(from.can_transition_to(to));
+        m.id += 1;
+        m.state = to;
+        let config = &self.config;
+        match to {
+            State::Closed => m.metrics = StateMetrics::closed(config, now),
+            State::MetricsOnly => {
+                m.metrics = StateMetrics::closed(config, now);
+                m.reported_failure_rate = false;
+                m.reported_slow_rate = false;
+            }
+            State::Open => {
+                // OPEN keeps the metrics of the state it came from.
+                let wait = config.wait_duration_in_open_state();
+                m.retry_after = now.saturating_add(wait);
+                if config.automatic_transition_from_open_to_half_open_enabled() {
+                    self.env.scheduler.schedule(
+                        m.retry_after,
+                        self.this.clone(),
+                        m.id,
+                        TimerAction::OpenToHalfOpen,
+                    );
+                }
+            }
+            State::HalfOpen => {
+                m.metrics = StateMetrics::half_open(config);
+                m.trials_left = config.permitted_number_of_calls_in_half_open_state();
+                let max_wait = config.max_wait_duration_in_half_open_state();
+                if !max_wait.is_zero() {
+                    self.env.scheduler.schedule(
+                        now.saturating_add(max_wait),
+                        self.this.clone(),
+                        m.id,
+                        TimerAction::HalfOpenMaxWait,
+                    );
+                }
+            }
+            State::Disabled | State::ForcedOpen => m.metrics = StateMetrics::empty(config),
+        }
+        self.tag.store(m.id << 3 | to.code(), Ordering::Release);
+        if from != to {
+            let totals = m.metrics.totals(now);
+            pending.rates = m.metrics.rates(&totals);
+            pending.push(EventKind::StateTransition { from, to });
+        }
+    }
+
+    fn transition(&self, to: State) -> Result<(), IllegalTransition> {
+        let now = self.env.clock.now();
+        let mut pending = Pending::new();
+        {
+            let mut m = self.lock();
+            if !m.state.can_transition_to(to) {
+                return Err(IllegalTransition::new(Arc::clone(&self.name), m.state, to));
+            }
+            self.enter(&mut m, to, now, &mut pending);
+        }
+        self.publish(&pending, now);
+        Ok(())
+    }
+
+    fn reset(&self) {
+        let now = self.env.clock.now();
+        let mut pending = Pending::new();
+        {
+            let mut m = self.lock();
+            self.enter(&mut m, State::Closed, now, &mut pending);
+            pending.push(EventKind::Reset);
+        }
+        self.publish(&pending, now);
+    }
+
+    /// A timer set by state `state_id` fell due.
+    pub(crate) fn on_timer(&self, state_id: u64, action: TimerAction) {
+        let now = self.env.clock.now();
+        let mut pending = Pending::new();
+        {
+            let mut m = self.lock();
+            if m.id != state_id {
+                return; // that state was left: the timer was cancelled
+            }
+            match (action, m.state) {
+                (TimerAction::OpenToHalfOpen, State::Open) => {
+                    self.enter(&mut m, State::HalfOpen, now, &mut pending);
+                }
+                (TimerAction::HalfOpenMaxWait, State::HalfOpen) => {
+                    let to = self.config.transition_to_state_after_wait_duration();
+                    self.enter(&mut m, to, now, &mut pending);
+                }
+                _ => return,
+            }
+        }
+        self.publish(&pending, now);
+    }
+
+    fn publish(&self, pending: &Pending, now: Timestamp) {
+        if pending.len == 0 {
+            return;
+        }
+        let listen = self.wants_call_events();
+        for kind in pending.events[..pending.len].iter().flatten() {
+            if let EventKind::StateTransition { from, to } = *kind {
+                let (failure_rate, slow_call_rate) = pending.rates;
+                tracing::info!(
+                    breaker = %self.name,
+                    from = %from,
+                    to = %to,
+                    failure_rate = failure_rate.unwrap_or(-1.0),
+                    slow_call_rate = slow_call_rate.unwrap_or(-1.0),
+                    "circuit breaker state changed"
+                );
+            }
+            if listen {
+                let event = Event::new(Arc::clone(&self.name), now, *kind);
+                self.listeners.publish(&event);
+                self.env.listeners.publish(&event);
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,230 @@
+//! Protected calls: acquire, time, classify, record.
+
+use std::fmt;
+use std::future::{poll_fn, Future};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::pin::pin;
+
+use crate::breaker::CircuitBreaker;
+use crate::error::CallError;
+use crate::permit::{Outcome, Permit};
+
+/// Decides how a call's result counts: success, failure, or ignored.
+///
+/// Any `Fn(&Result<T, E>) -> Outcome` is a `Classify`; [`Classifier`] builds one from
+/// Resilience4j's three predicates.
+pub trait Classify<T, E> {
+    /// How `result` counts.
+    fn classify(&self, result: &Result<T, E>) -> Outcome;
+}
+
+impl<T, E, F> Classify<T, E> for F
+where
+    F: Fn(&Result<T, E>) -> Outcome,
+{
+    fn classify(&self, result: &Result<T, E>) -> Outcome {
+        self(result)
+    }
+}
+
+/// A test on a value: any `Fn(&X) -> bool`, or one of [`Always`] and [`Never`].
+pub trait Predicate<X: ?Sized> {
+    /// Whether `x` matches.
+    fn test(&self, x: &X) -> bool;
+}
+
+impl<X: ?Sized, F: Fn(&X) -> bool> Predicate<X> for F {
+    fn test(&self, x: &X) -> bool {
+        self(x)
+    }
+}
+
+/// A predicate that matches everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Always;
+
+/// A predicate that matches nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Never;
+
+impl<X: ?Sized> Predicate<X> for Always {
+    fn test(&self, _: &X) -> bool {
+        true
+    }
+}
+
+impl<X: ?Sized> Predicate<X> for Never {
+    fn test(&self, _: &X) -> bool {
+        false
+    }
+}
+
+/// Resilience4j's classification: `ignore` errors count for nothing; of the rest, `record`
+/// errors are failures and others successes; an `Ok` value matching `result` is a failure.
+///
+/// The default records every error and no `Ok` value.
+///
+/// ```
+/// use breaker_core::{Classifier, Classify, Outcome};
+///
+/// #[derive(Debug)]
+/// enum HttpError { Status(u16), Timeout }
+///
+/// let classify = Classifier::new()
+///     .ignore(|e: &HttpError| matches!(e, HttpError::Status(400..=499)))
+///     .result(|status: &u16| *status == 503);
+/// assert_eq!(classify.classify(&Err::<u16, _>(HttpError::Status(404))), Outcome::Ignored);
+/// assert_eq!(classify.classify(&Err::<u16, _>(HttpError::Timeout)), Outcome::Failure);
+/// assert_eq!(classify.classify(&Ok::<u16, HttpError>(503)), Outcome::Failure);
+/// assert_eq!(classify.classify(&Ok::<u16, HttpError>(200)), Outcome::Success);
+/// ```
+#[derive(Clone, Copy, Default)]
+pub struct Classifier<Rec = Always, Ign = Never, Res = Never> {
+    record: Rec,
+    ignore: Ign,
+    result: Res,
+}
+
+impl Classifier {
+    /// Every error is a failure, every `Ok` a success.
+    pub const fn new() -> Classifier {
+        Classifier {
+            record: Always,
+            ignore: Never,
+            result: Never,
+        }
+    }
+}
+
+impl<Rec, Ign, Res> Classifier<Rec, Ign, Res> {
+    /// Only errors matching `record` are failures; other (not ignored) errors are successes.
+    pub fn record<P>(self, record: P) -> Classifier<P, Ign, Res> {
+        Classifier {
+            record,
+            ignore: self.ignore,
+            result: self.result,
+        }
+    }
+
+    /// Errors matching `ignore` count as neither success nor failure.
+    pub fn ignore<P>(self, ignore: P) -> Classifier<Rec, P, Res> {
+        Classifier {
+            record: self.record,
+            ignore,
+            result: self.result,
+        }
+    }
+
+    /// `Ok` values matching `result` count as failures (the value is still returned).
+    pub fn result<P>(self, result: P) -> Classifier<Rec, Ign, P> {
+        Classifier {
+            record: self.record,
+            ignore: self.ignore,
+            result,
+        }
+    }
+}
+
+impl<T, E, Rec, Ign, Res> Classify<T, E> for Classifier<Rec, Ign, Res>
+where
+    Rec: Predicate<E>,
+    Ign: Predicate<E>,
+    Res: Predicate<T>,
+{
+    #[inline]
+    fn classify(&self, result: &Result<T, E>) -> Outcome {
+        match result {
+            Ok(value) if self.result.test(value) => Outcome::Failure,
+            Ok(_) => Outcome::Success,
+            Err(e) if self.ignore.test(e) => Outcome::Ignored,
+            Err(e) if self.record.test(e) => Outcome::Failure,
+            Err(_) => Outcome::Success,
+        }
+    }
+}
+
+impl<Rec, Ign, Res> fmt::Debug for Classifier<Rec, Ign, Res> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Classifier").finish_non_exhaustive()
+    }
+}
+
+impl CircuitBreaker {
+    /// Runs `fut` if the breaker permits, timing it and recording its result (every error a
+    /// failure). A rejected call returns [`CallError::NotPermitted`] without polling `fut`.
+    ///
+    /// If the returned future is dropped before it finishes (a cancelled call), the permit is
+    /// given back and nothing is recorded. If `fut` panics, a failure is recorded and the panic
+    /// continues.
+    pub async fn call<T, E, F>(&self, fut: F) -> Result<T, CallError<E>>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        self.call_with(&Classifier::new(), fut).await
+    }
+
+    /// [`call`](CircuitBreaker::call) with a classification of its own.
+    pub async fn call_with<T, E, F, C>(&self, classify: &C, fut: F) -> Result<T, CallError<E>>
+    where
+        F: Future<Output = Result<T, E>>,
+        C: Classify<T, E> + ?Sized,
+    {
+        let permit = self.try_acquire()?;
+        let mut slot = Some(permit);
+        let mut fut = pin!(fut);
+        let result = poll_fn(
+            |cx| match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+                Ok(poll) => poll,
+                Err(panic) => {
+                    if let Some(permit) = slot.take() {
+                        permit.failure();
+                    }
+                    resume_unwind(panic)
+                }
+            },
+        )
+        .await;
+        if let Some(permit) = slot {
+            finish(permit, classify, &result);
+        }
+        result.map_err(CallError::Failed)
+    }
+
+    /// Runs `f` if the breaker permits, timing it and recording its result (every error a
+    /// failure). If `f` panics, a failure is recorded and the panic continues.
+    pub fn call_sync<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
+    where
+        F: FnOnce() -> Result<T, E>,
+    {
+        self.call_sync_with(&Classifier::new(), f)
+    }
+
+    /// [`call_sync`](CircuitBreaker::call_sync) with a classification of its own.
+    pub fn call_sync_with<T, E, F, C>(&self, classify: &C, f: F) -> Result<T, CallError<E>>
+    where
+        F: FnOnce() -> Result<T, E>,
+        C: Classify<T, E> + ?Sized,
+    {
+        let permit = self.try_acquire()?;
+        let result = match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(result) => result,
+            Err(panic) => {
+                permit.failure();
+                resume_unwind(panic)
+            }
+        };
+        finish(permit, classify, &result);
+        result.map_err(CallError::Failed)
+    }
+}
+
+#[inline]
+fn finish<T, E, C: Classify<T, E> + ?Sized>(
+    permit: Permit<'_>,
+    classify: &C,
+    result: &Result<T, E>,
+) {
+    let outcome = classify.classify(result);
+    let elapsed = permit.elapsed();
+    permit.record(outcome, elapsed);
+}

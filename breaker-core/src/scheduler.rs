@@ -1,0 +1,225 @@
+//! One timer queue per registry, ordered by due time.
+//!
+//! This is the structure of seed 001's "How a scheduled executor waits": timers sit in a
+//! priority queue ordered by due time; one worker thread looks at the head, blocks for exactly
+//! the time left until it is due (it does not spin), wakes, runs it, and looks at the next.
+//! With a [`ManualClock`](crate::ManualClock) there is no thread: the clock runs due timers as
+//! it is advanced.
+//!
+//! A timer names the breaker (weakly) and the state it was set for. Every state change gives the
+//! breaker a new state id, so a timer whose state has been left, by any transition or by a reset,
+//! finds a different id when it fires and does nothing: leaving a state cancels its timer.
+
+use std::cmp::{Ordering as CmpOrdering, Reverse};
+use std::collections::BinaryHeap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::thread;
+
+use crate::breaker::Shared;
+use crate::clock::{Clock, Timestamp};
+
+/// What a timer does when it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TimerAction {
+    /// OPEN -> HALF_OPEN after `wait-duration-in-open-state`.
+    OpenToHalfOpen,
+    /// HALF_OPEN -> the configured state after `max-wait-duration-in-half-open-state`.
+    HalfOpenMaxWait,
+}
+
+struct Entry {
+    due: Timestamp,
+    seq: u64,
+    breaker: Weak<Shared>,
+    state_id: u64,
+    action: TimerAction,
+}
+
+impl Entry {
+    fn key(&self) -> (Timestamp, u64) {
+        (self.due, self.seq)
+    }
+
+    fn fire(self) {
+        if let Some(shared) = self.breaker.upgrade() {
+            shared.on_timer(self.state_id, self.action);
+        }
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> CmpOrdering {
+        self.key().cmp(&other.key())
+    }
+}
+
+/// Orders timers scheduled on different queues (and so on different registries) of one clock.
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// The queue itself, shared by the registry's scheduler, its worker thread and (for a manual
+/// clock) the clock.
+pub(crate) struct SchedulerQueue {
+    heap: Mutex<BinaryHeap<Reverse<Entry>>>,
+    wake: Condvar,
+    shutdown: AtomicBool,
+}
+
+impl SchedulerQueue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BinaryHeap<Reverse<Entry>>> {
+        self.heap.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Due time and order of the next timer, if any.
+    pub(crate) fn peek_key(&self) -> Option<(Timestamp, u64)> {
+        self.lock().peek().map(|Reverse(e)| e.key())
+    }
+
+    /// Runs the head timer if it is due at `now`.
+    pub(crate) fn run_next_due(&self, now: Timestamp) {
+        let entry = {
+            let mut heap = self.lock();
+            match heap.peek() {
+                Some(Reverse(e)) if e.due <= now => heap.pop().map(|Reverse(e)| e),
+                _ => None,
+            }
+        };
+        if let Some(entry) = entry {
+            entry.fire();
+        }
+    }
+
+    /// Number of timers waiting (fired-or-cancelled ones are removed as they fall due).
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn worker(self: Arc<Self>, clock: Clock) {
+        loop {
+            let entry = {
+                let mut heap = self.lock();
+                loop {
+                    if self.shutdown.load(Ordering::Acquire) {
+                        return;
+                    }
+                    let wait = match heap.peek() {
+                        None => None,
+                        Some(Reverse(head)) => {
+                            let now = clock.now();
+                            if head.due <= now {
+                                break;
+                            }
+                            Some(head.due.saturating_duration_since(now))
+                        }
+                    };
+                    heap = match wait {
+                        None => self.wake.wait(heap).unwrap_or_else(|e| e.into_inner()),
+                        Some(left) => {
+                            self.wake
+                                .wait_timeout(heap, left)
+                                .unwrap_or_else(|e| e.into_inner())
+                                .0
+                        }
+                    };
+                }
+                heap.pop().map(|Reverse(e)| e)
+            };
+            if let Some(entry) = entry {
+                entry.fire();
+            }
+        }
+    }
+}
+
+/// A registry's scheduler: the queue, and (for the system clock) the worker thread, started
+/// when the first timer is set and stopped when the registry and all its breakers are gone.
+pub(crate) struct Scheduler {
+    queue: Arc<SchedulerQueue>,
+    clock: Clock,
+    worker_started: AtomicBool,
+}
+
+impl Scheduler {
+    pub(crate) fn new(clock: Clock) -> Scheduler {
+        let queue = Arc::new(SchedulerQueue {
+            heap: Mutex::new(BinaryHeap::new()),
+            wake: Condvar::new(),
+            shutdown: AtomicBool::new(false),
+        });
+        if let Some(manual) = clock.as_manual() {
+            manual.attach(&queue);
+        }
+        Scheduler {
+            queue,
+            clock,
+            worker_started: AtomicBool::new(false),
+        }
+    }
+
+    /// Sets a timer for `breaker`'s state `state_id`, due at `due`.
+    pub(crate) fn schedule(
+        &self,
+        due: Timestamp,
+        breaker: Weak<Shared>,
+        state_id: u64,
+        action: TimerAction,
+    ) {
+        let entry = Entry {
+            due,
+            seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
+            breaker,
+            state_id,
+            action,
+        };
+        self.queue.lock().push(Reverse(entry));
+        self.queue.wake.notify_one();
+        if self.clock.as_manual().is_none() && !self.worker_started.swap(true, Ordering::AcqRel) {
+            let queue = Arc::clone(&self.queue);
+            let clock = self.clock.clone();
+            let spawned = thread::Builder::new()
+                .name("breaker-scheduler".into())
+                .spawn(move || queue.worker(clock));
+            if let Err(err) = spawned {
+                // Without a thread the timers fall back to what a lazy breaker does: the first
+                // call after the wait moves OPEN to HALF_OPEN. Say so, and try again next time.
+                self.worker_started.store(false, Ordering::Release);
+                tracing::error!(error = %err, "breaker: could not start the scheduler thread");
+            }
+        }
+    }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        self.queue.shutdown.store(true, Ordering::Release);
+        // Take the lock so the worker is either waiting (and gets the signal) or will see the
+        // flag before it waits again.
+        drop(self.queue.lock());
+        self.queue.wake.notify_all();
+    }
+}
+
+impl fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scheduler")
+            .field("pending", &self.pending())
+            .field("clock", &self.clock)
+            .finish()
+    }
+}

@@ -1,0 +1,404 @@
+//! Sliding windows and the per-state metrics object.
+//!
+//! A window records each call as one of four outcomes (success, failure, slow success, slow
+//! failure) in O(1) time and in memory fixed by its size: a count-based window keeps one byte
+//! per call slot, a time-based one a few counters per second, whatever the call rate.
+
+use std::time::Duration;
+
+use crate::clock::{duration_nanos, Timestamp};
+use crate::config::{Config, SlidingWindowType};
+
+/// Running totals of a window (or of one of its buckets).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Totals {
+    pub(crate) calls: u32,
+    pub(crate) failed: u32,
+    pub(crate) slow: u32,
+    pub(crate) slow_failed: u32,
+}
+
+impl Totals {
+    fn add(&mut self, outcome: u8) {
+        self.calls += 1;
+        self.failed += u32::from(outcome & FAILED);
+        self.slow += u32::from((outcome & SLOW) >> 1);
+        self.slow_failed += u32::from(outcome == FAILED | SLOW);
+    }
+
+    fn remove(&mut self, other: &Totals) {
+        self.calls -= other.calls;
+        self.failed -= other.failed;
+        self.slow -= other.slow;
+        self.slow_failed -= other.slow_failed;
+    }
+
+    fn remove_one(&mut self, outcome: u8) {
+        let mut one = Totals::default();
+        one.add(outcome);
+        self.remove(&one);
+    }
+}
+
+/// Bit set in an outcome for a failed call.
+const FAILED: u8 = 0b01;
+/// Bit set in an outcome for a slow call.
+const SLOW: u8 = 0b10;
+/// A ring slot that holds no call yet.
+const EMPTY: u8 = 0b100;
+
+/// The last N calls.
+#[derive(Debug)]
+struct CountWindow {
+    slots: Box<[u8]>,
+    head: usize,
+    totals: Totals,
+}
+
+impl CountWindow {
+    fn new(size: u32) -> CountWindow {
+        CountWindow {
+            slots: vec![EMPTY; size as usize].into_boxed_slice(),
+            head: 0,
+            totals: Totals::default(),
+        }
+    }
+
+    fn record(&mut self, outcome: u8) {
+        if self.slots.is_empty() {
+            return;
+        }
+        self.head = if self.head + 1 == self.slots.len() {
+            0
+        } else {
+            self.head + 1
+        };
+        let evicted = std::mem::replace(&mut self.slots[self.head], outcome);
+        if evicted != EMPTY {
+            self.totals.remove_one(evicted);
+        }
+        self.totals.add(outcome);
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Bucket {
+    second: u64,
+    totals: Totals,
+}
+
+/// The calls of the last N whole epoch seconds: the current second and the N-1 before it.
+#[derive(Debug)]
+struct TimeWindow {
+    buckets: Box<[Bucket]>,
+    head: usize,
+    totals: Totals,
+}
+
+impl TimeWindow {
+    fn new(seconds: u32, now: Timestamp) -> TimeWindow {
+        let start = now.unix_seconds();
+        let buckets = (0..u64::from(seconds))
+            .map(|i| Bucket {
+                second: start + i,
+                totals: Totals::default(),
+            })
+            .collect();
+        TimeWindow {
+            buckets,
+            head: 0,
+            totals: Totals::default(),
+        }
+    }
+
+    /// Moves the head to the current second, emptying the buckets that fall out of the window.
+    fn advance_to(&mut self, now: Timestamp) {
+        let current = now.unix_seconds();
+        let latest = self.buckets[self.head].second;
+        if current <= latest {
+            return;
+        }
+        let len = self.buckets.len() as u64;
+        let mut steps = (current - latest).min(len);
+        while steps > 0 {
+            steps -= 1;
+            self.head = (self.head + 1) % self.buckets.len();
+            let bucket = &mut self.buckets[self.head];
+            self.totals.remove(&bucket.totals);
+            *bucket = Bucket {
+                second: current - steps,
+                totals: Totals::default(),
+            };
+        }
+    }
+
+    fn record(&mut self, outcome: u8, now: Timestamp) {
+        self.advance_to(now);
+        self.buckets[self.head].totals.add(outcome);
+        self.totals.add(outcome);
+    }
+}
+
+#[derive(Debug)]
+enum Window {
+    Count(CountWindow),
+    Time(TimeWindow),
+}
+
+/// The result of checking the thresholds after a recorded call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Verdict {
+    /// Fewer calls than the minimum: no rate, no decision.
+    BelowMinimumCalls,
+    /// Rates computed, neither threshold reached.
+    BelowThresholds,
+    /// At least one threshold reached.
+    Exceeded {
+        failure_rate: Option<f32>,
+        slow_call_rate: Option<f32>,
+    },
+}
+
+/// What a state measures: its window, its minimum number of calls and its not-permitted count.
+///
+/// Resilience4j gives every state its own metrics object, and some states inherit the previous
+/// state's (OPEN keeps the window that tripped it); this type is that object.
+#[derive(Debug)]
+pub(crate) struct StateMetrics {
+    window: Window,
+    minimum_calls: u32,
+    failure_threshold: f32,
+    slow_threshold: f32,
+    slow_nanos: u64,
+    pub(crate) not_permitted: u64,
+}
+
+impl StateMetrics {
+    /// The window of CLOSED and METRICS_ONLY.
+    pub(crate) fn closed(config: &Config, now: Timestamp) -> StateMetrics {
+        let window = match config.sliding_window_type() {
+            SlidingWindowType::CountBased => {
+                Window::Count(CountWindow::new(config.sliding_window_size()))
+            }
+            SlidingWindowType::TimeBased => {
+                Window::Time(TimeWindow::new(config.sliding_window_size(), now))
+            }
+        };
+        StateMetrics::with_window(config, window, config.minimum_number_of_calls())
+    }
+
+    /// The window of HALF_OPEN: count-based, one slot per trial permit.
+    pub(crate) fn half_open(config: &Config) -> StateMetrics {
+        let permits = config.permitted_number_of_calls_in_half_open_state();
+        StateMetrics::with_window(
+            config,
+            Window::Count(CountWindow::new(permits)),
+            config.minimum_number_of_calls().min(permits),
+        )
+    }
+
+    /// The window of DISABLED and FORCED_OPEN: size 0, records nothing.
+    pub(crate) fn empty(config: &Config) -> StateMetrics {
+        StateMetrics::with_window(config, Window::Count(CountWindow::new(0)), 0)
+    }
+
+    fn with_window(config: &Config, window: Window, minimum_calls: u32) -> StateMetrics {
+        StateMetrics {
+            window,
+            minimum_calls,
+            failure_threshold: config.failure_rate_threshold(),
+            slow_threshold: config.slow_call_rate_threshold(),
+            slow_nanos: duration_nanos(config.slow_call_duration_threshold()),
+            not_permitted: 0,
+        }
+    }
+
+    /// Records one call and checks the thresholds.
+    pub(crate) fn record(&mut self, failed: bool, elapsed: Duration, now: Timestamp) -> Verdict {
+        let mut outcome = if failed { FAILED } else { 0 };
+        if duration_nanos(elapsed) > self.slow_nanos {
+            outcome |= SLOW;
+        }
+        match &mut self.window {
+            Window::Count(w) => w.record(outcome),
+            Window::Time(w) => w.record(outcome, now),
+        }
+        self.verdict(now)
+    }
+
+    /// The window's totals as of `now` (a time-based window first drops expired seconds).
+    pub(crate) fn totals(&mut self, now: Timestamp) -> Totals {
+        match &mut self.window {
+            Window::Count(w) => w.totals,
+            Window::Time(w) => {
+                w.advance_to(now);
+                w.totals
+            }
+        }
+    }
+
+    /// The failure and slow-call rates, or `None` below the minimum number of calls.
+    pub(crate) fn rates(&self, totals: &Totals) -> (Option<f32>, Option<f32>) {
+        if totals.calls == 0 || totals.calls < self.minimum_calls {
+            return (None, None);
+        }
+        let calls = totals.calls as f32;
+        (
+            Some(totals.failed as f32 * 100.0 / calls),
+            Some(totals.slow as f32 * 100.0 / calls),
+        )
+    }
+
+    fn verdict(&mut self, now: Timestamp) -> Verdict {
+        let totals = self.totals(now);
+        match self.rates(&totals) {
+            (Some(failure_rate), Some(slow_rate)) => {
+                let failure = failure_rate >= self.failure_threshold;
+                let slow = slow_rate >= self.slow_threshold;
+                if failure || slow {
+                    Verdict::Exceeded {
+                        failure_rate: failure.then_some(failure_rate),
+                        slow_call_rate: slow.then_some(slow_rate),
+                    }
+                } else {
+                    Verdict::BelowThresholds
+                }
+            }
+            _ => Verdict::BelowMinimumCalls,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: Timestamp = Timestamp::from_unix_millis(1_700_000_000_000);
+
+    fn at(ms: u64) -> Timestamp {
+        Timestamp::from_unix_millis(1_700_000_000_000 + ms)
+    }
+
+    fn config(kind: SlidingWindowType, size: u32, min: u32) -> Config {
+        Config::builder()
+            .sliding_window(kind, size, min)
+            .slow_call_duration_threshold(Duration::from_millis(100))
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn count_window_keeps_the_last_n_outcomes() {
+        let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 3, 1), T0);
+        let ms = Duration::from_millis;
+        m.record(true, ms(0), T0);
+        m.record(false, ms(500), T0);
+        m.record(true, ms(500), T0);
+        assert_eq!(
+            m.totals(T0),
+            Totals {
+                calls: 3,
+                failed: 2,
+                slow: 2,
+                slow_failed: 1
+            }
+        );
+        // The fourth call evicts the first (a fast failure).
+        m.record(false, ms(0), T0);
+        assert_eq!(
+            m.totals(T0),
+            Totals {
+                calls: 3,
+                failed: 1,
+                slow: 2,
+                slow_failed: 1
+            }
+        );
+        for _ in 0..3 {
+            m.record(false, ms(0), T0);
+        }
+        assert_eq!(
+            m.totals(T0),
+            Totals {
+                calls: 3,
+                ..Totals::default()
+            }
+        );
+    }
+
+    #[test]
+    fn slow_means_strictly_longer_than_the_threshold() {
+        let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 2, 1), T0);
+        m.record(false, Duration::from_millis(100), T0);
+        assert_eq!(m.totals(T0).slow, 0);
+        m.record(false, Duration::from_nanos(100_000_001), T0);
+        assert_eq!(m.totals(T0).slow, 1);
+    }
+
+    #[test]
+    fn time_window_evicts_by_epoch_second() {
+        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 10, 1), T0);
+        m.record(true, Duration::ZERO, at(999));
+        m.record(true, Duration::ZERO, at(1000));
+        assert_eq!(m.totals(at(9_999)).calls, 2);
+        // t=999 lives in second 0 and leaves when second 10 starts; t=1000 a second later.
+        assert_eq!(m.totals(at(10_000)).calls, 1);
+        assert_eq!(m.totals(at(10_999)).calls, 1);
+        assert_eq!(m.totals(at(11_000)).calls, 0);
+    }
+
+    #[test]
+    fn time_window_memory_does_not_grow_with_calls() {
+        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 60, 1), T0);
+        for i in 0..100_000u64 {
+            m.record(i % 2 == 0, Duration::ZERO, at(i / 100));
+        }
+        match &m.window {
+            Window::Time(w) => assert_eq!(w.buckets.len(), 60),
+            Window::Count(_) => unreachable!(),
+        }
+        assert_eq!(m.totals(at(999)).calls, 100_000);
+        assert_eq!(m.totals(at(1_000 + 59_000)).calls, 0);
+    }
+
+    #[test]
+    fn a_large_gap_clears_everything() {
+        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 5, 1), T0);
+        m.record(true, Duration::ZERO, T0);
+        m.record(true, Duration::ZERO, at(2_000));
+        assert_eq!(m.totals(at(1_000_000_000)).calls, 0);
+        m.record(false, Duration::ZERO, at(1_000_000_000));
+        assert_eq!(m.totals(at(1_000_000_000)).calls, 1);
+    }
+
+    #[test]
+    fn rates_need_the_minimum_and_use_binary32() {
+        let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 10, 3), T0);
+        assert_eq!(
+            m.record(true, Duration::ZERO, T0),
+            Verdict::BelowMinimumCalls
+        );
+        assert_eq!(
+            m.record(false, Duration::ZERO, T0),
+            Verdict::BelowMinimumCalls
+        );
+        let totals = {
+            m.record(false, Duration::ZERO, T0);
+            m.totals(T0)
+        };
+        let (fr, sr) = m.rates(&totals);
+        assert_eq!(fr, Some(1.0f32 * 100.0 / 3.0));
+        assert_eq!(format!("{:.2}", fr.unwrap()), "33.33");
+        assert_eq!(sr, Some(0.0));
+    }
+
+    #[test]
+    fn empty_window_records_nothing() {
+        let mut m = StateMetrics::empty(&Config::default());
+        assert_eq!(
+            m.record(true, Duration::ZERO, T0),
+            Verdict::BelowMinimumCalls
+        );
+        assert_eq!(m.totals(T0), Totals::default());
+    }
+}
