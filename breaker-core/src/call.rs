@@ -4,9 +4,10 @@ use std::fmt;
 use std::future::{poll_fn, Future};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::pin;
+use std::time::Duration;
 
 use crate::breaker::CircuitBreaker;
-use crate::error::CallError;
+use crate::error::{CallError, CallTimedOut};
 use crate::permit::{Outcome, Permit};
 
 /// Decides how a call's result counts: success, failure, or ignored.
@@ -172,22 +173,50 @@ impl CircuitBreaker {
         let permit = self.try_acquire()?;
         let mut slot = Some(permit);
         let mut fut = pin!(fut);
-        let result = poll_fn(
-            |cx| match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
-                Ok(poll) => poll,
-                Err(panic) => {
-                    if let Some(permit) = slot.take() {
-                        permit.failure();
+        let guarded =
+            poll_fn(
+                |cx| match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+                    Ok(poll) => poll,
+                    Err(panic) => {
+                        if let Some(permit) = slot.take() {
+                            permit.failure();
+                        }
+                        resume_unwind(panic)
                     }
-                    resume_unwind(panic)
+                },
+            );
+        let result = match self.timeout() {
+            None => guarded.await,
+            Some(limit) => match tokio::time::timeout(limit, guarded).await {
+                Ok(result) => result,
+                Err(_elapsed) => {
+                    // The call future was dropped with the timeout future: it is cancelled.
+                    if let Some(permit) = slot.take() {
+                        let elapsed = permit.elapsed().max(limit);
+                        permit.record(Outcome::Failure, elapsed);
+                    }
+                    let name = self.shared.name().clone();
+                    return Err(CallError::TimedOut(CallTimedOut::new(name, limit)));
                 }
             },
-        )
-        .await;
+        };
         if let Some(permit) = slot {
             finish(permit, classify, &result);
         }
         result.map_err(CallError::Failed)
+    }
+
+    /// The configured timeout, if there is one and a Tokio runtime to enforce it.
+    fn timeout(&self) -> Option<Duration> {
+        let limit = self.config().timeout_duration()?;
+        if tokio::runtime::Handle::try_current().is_err() {
+            tracing::warn!(
+                breaker = %self.name(),
+                "timeout-duration is set but the call runs outside a Tokio runtime; not enforced"
+            );
+            return None;
+        }
+        Some(limit)
     }
 
     /// Runs `f` if the breaker permits, timing it and recording its result (every error a

@@ -58,6 +58,8 @@ pub mod keys {
     /// Where the half-open max wait goes: `OPEN` or `CLOSED`.
     pub const TRANSITION_TO_STATE_AFTER_WAIT_DURATION: &str =
         "transition-to-state-after-wait-duration";
+    /// An async call running longer than this is cancelled and recorded as a failure.
+    pub const TIMEOUT_DURATION: &str = "timeout-duration";
 }
 
 /// Largest `sliding-window-size` accepted for a count-based window (one byte per call).
@@ -84,6 +86,7 @@ pub struct Config {
     automatic_transition_from_open_to_half_open_enabled: bool,
     max_wait_duration_in_half_open_state: Duration,
     transition_to_state_after_wait_duration: State,
+    timeout_duration: Option<Duration>,
 }
 
 impl Default for Config {
@@ -100,6 +103,7 @@ impl Default for Config {
             automatic_transition_from_open_to_half_open_enabled: false,
             max_wait_duration_in_half_open_state: Duration::ZERO,
             transition_to_state_after_wait_duration: State::Open,
+            timeout_duration: None,
         }
     }
 }
@@ -165,6 +169,12 @@ impl Config {
     /// `transition-to-state-after-wait-duration`: where the half-open max wait goes (default OPEN).
     pub fn transition_to_state_after_wait_duration(&self) -> State {
         self.transition_to_state_after_wait_duration
+    }
+    /// `timeout-duration` (default none): an async call (`CircuitBreaker::call`) running longer
+    /// than this is cancelled, recorded as a failure and ends with `CallError::TimedOut`. It needs
+    /// a Tokio runtime with time enabled; synchronous calls cannot be cancelled and ignore it.
+    pub fn timeout_duration(&self) -> Option<Duration> {
+        self.timeout_duration
     }
 }
 
@@ -240,6 +250,12 @@ impl ConfigBuilder {
         self
     }
 
+    /// `timeout-duration`: cancel async calls that run longer; `None` (the default) never does.
+    pub fn timeout_duration(mut self, d: Option<Duration>) -> Self {
+        self.config.timeout_duration = d;
+        self
+    }
+
     /// Checks every value and returns the configuration, or an error naming the first bad key
     /// and its value.
     pub fn build(self) -> Result<Config, ConfigError> {
@@ -301,6 +317,13 @@ impl ConfigBuilder {
                 keys::TRANSITION_TO_STATE_AFTER_WAIT_DURATION,
                 c.transition_to_state_after_wait_duration,
                 "OPEN or CLOSED",
+            ));
+        }
+        if c.timeout_duration.is_some_and(|d| d.is_zero()) {
+            return Err(ConfigError::new(
+                keys::TIMEOUT_DURATION,
+                "0s",
+                "a duration longer than zero (leave it out for no timeout)",
             ));
         }
         c.minimum_number_of_calls = match c.sliding_window_type {

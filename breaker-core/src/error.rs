@@ -3,20 +3,36 @@
 use std::error::Error;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::state::State;
 
 /// A call was rejected: the breaker is OPEN or FORCED_OPEN, or HALF_OPEN with every trial
 /// permit taken. The downstream was not called.
+///
+/// A function guarded without a fallback returns its own error type built from this one
+/// (`E: From<CallNotPermitted>`). So that such a type needs one conversion only, a timed-out
+/// call converts into this type too ([`From<CallTimedOut>`]); [`CallNotPermitted::timed_out_after`]
+/// tells the two apart.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallNotPermitted {
     name: Arc<str>,
     state: State,
+    timed_out_after: Option<Duration>,
 }
 
 impl CallNotPermitted {
     pub(crate) fn new(name: Arc<str>, state: State) -> CallNotPermitted {
-        CallNotPermitted { name, state }
+        CallNotPermitted {
+            name,
+            state,
+            timed_out_after: None,
+        }
+    }
+
+    /// For a call that was cancelled by `timeout-duration` rather than rejected: the timeout.
+    pub fn timed_out_after(&self) -> Option<Duration> {
+        self.timed_out_after
     }
 
     /// The name of the breaker that rejected the call.
@@ -32,6 +48,13 @@ impl CallNotPermitted {
 
 impl fmt::Display for CallNotPermitted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(after) = self.timed_out_after {
+            return write!(
+                f,
+                "CircuitBreaker '{}' cancelled a call that ran longer than {after:?}",
+                self.name
+            );
+        }
         write!(
             f,
             "CircuitBreaker '{}' is {} and does not permit further calls",
@@ -42,6 +65,52 @@ impl fmt::Display for CallNotPermitted {
 
 impl Error for CallNotPermitted {}
 
+/// A call ran longer than the breaker's `timeout-duration`: it was cancelled (dropped) and
+/// recorded as a failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallTimedOut {
+    name: Arc<str>,
+    after: Duration,
+}
+
+impl CallTimedOut {
+    pub(crate) fn new(name: Arc<str>, after: Duration) -> CallTimedOut {
+        CallTimedOut { name, after }
+    }
+
+    /// The name of the breaker whose timeout fired.
+    pub fn breaker_name(&self) -> &str {
+        &self.name
+    }
+
+    /// The configured timeout.
+    pub fn timeout(&self) -> Duration {
+        self.after
+    }
+}
+
+impl fmt::Display for CallTimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CircuitBreaker '{}' cancelled a call that ran longer than {:?}",
+            self.name, self.after
+        )
+    }
+}
+
+impl Error for CallTimedOut {}
+
+impl From<CallTimedOut> for CallNotPermitted {
+    fn from(timed_out: CallTimedOut) -> CallNotPermitted {
+        CallNotPermitted {
+            name: timed_out.name,
+            state: State::Closed,
+            timed_out_after: Some(timed_out.after),
+        }
+    }
+}
+
 /// How a protected call ended, when it did not end with `Ok`.
 #[derive(Debug)]
 pub enum CallError<E> {
@@ -49,6 +118,8 @@ pub enum CallError<E> {
     NotPermitted(CallNotPermitted),
     /// The call ran and returned this error (recorded as a failure, or ignored, as classified).
     Failed(E),
+    /// The call ran longer than `timeout-duration`; it was cancelled and recorded as a failure.
+    TimedOut(CallTimedOut),
 }
 
 impl<E> CallError<E> {
@@ -61,11 +132,17 @@ impl<E> CallError<E> {
     pub fn into_inner(self) -> Option<E> {
         match self {
             CallError::Failed(e) => Some(e),
-            CallError::NotPermitted(_) => None,
+            CallError::NotPermitted(_) | CallError::TimedOut(_) => None,
         }
     }
 
-    /// Converts into the call's error type, which can represent a rejection.
+    /// Whether the call was cancelled by `timeout-duration`.
+    pub fn is_timed_out(&self) -> bool {
+        matches!(self, CallError::TimedOut(_))
+    }
+
+    /// Converts into the call's error type, which can represent a rejection (a timeout
+    /// converts through [`CallNotPermitted`] too).
     pub fn into_error(self) -> E
     where
         E: From<CallNotPermitted>,
@@ -73,6 +150,7 @@ impl<E> CallError<E> {
         match self {
             CallError::Failed(e) => e,
             CallError::NotPermitted(rejected) => E::from(rejected),
+            CallError::TimedOut(timed_out) => E::from(CallNotPermitted::from(timed_out)),
         }
     }
 }
@@ -88,6 +166,7 @@ impl<E: fmt::Display> fmt::Display for CallError<E> {
         match self {
             CallError::NotPermitted(rejected) => rejected.fmt(f),
             CallError::Failed(e) => e.fmt(f),
+            CallError::TimedOut(timed_out) => timed_out.fmt(f),
         }
     }
 }
@@ -97,6 +176,7 @@ impl<E: Error + 'static> Error for CallError<E> {
         match self {
             CallError::NotPermitted(rejected) => Some(rejected),
             CallError::Failed(e) => Some(e),
+            CallError::TimedOut(timed_out) => Some(timed_out),
         }
     }
 }

@@ -54,7 +54,7 @@ pub use breaker::{CircuitBreaker, Metrics};
 pub use call::{Always, Classifier, Classify, Never, Predicate};
 pub use clock::{Clock, ManualClock, Timestamp};
 pub use config::{Config, ConfigBuilder, ConfigError, SlidingWindowType};
-pub use error::{CallError, CallNotPermitted, IllegalTransition};
+pub use error::{CallError, CallNotPermitted, CallTimedOut, IllegalTransition};
 pub use event::{Event, EventKind, Subscription};
 pub use permit::{Outcome, Permit};
 pub use registry::{GlobalAlreadySet, Keyed, Registry, RegistryBuilder, DEFAULT_CONFIG};
