@@ -245,9 +245,7 @@ impl RegistryBuilder {
 
     /// The registry.
     pub fn build(mut self) -> Registry {
-        self.configs
-            .entry(DEFAULT_CONFIG.to_owned())
-            .or_insert_with(Config::default);
+        self.configs.entry(DEFAULT_CONFIG.to_owned()).or_default();
         Registry {
             inner: Arc::new(Inner {
                 env: Env::new(self.clock.unwrap_or_default()),

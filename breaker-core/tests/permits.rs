@@ -1,0 +1,214 @@
+//! Permits as values: the HALF_OPEN cap under concurrency, cancelled calls, panics.
+
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use breaker_core::{CallError, CircuitBreaker, Config, ManualClock, Outcome, Registry, State};
+
+fn half_open_breaker(permits: u32) -> (ManualClock, Registry, CircuitBreaker) {
+    let clock = ManualClock::new();
+    let config = Config::builder()
+        .sliding_window_size(2)
+        .minimum_number_of_calls(2)
+        .wait_duration_in_open_state(Duration::from_secs(1))
+        .permitted_number_of_calls_in_half_open_state(permits)
+        .build()
+        .unwrap();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .instance("b", config)
+        .build();
+    let breaker = registry.breaker("b");
+    breaker.transition_to_open_state().unwrap();
+    breaker.transition_to_half_open_state().unwrap();
+    (clock, registry, breaker)
+}
+
+#[test]
+fn sixty_four_threads_in_half_open_get_exactly_ten_trials() {
+    let (_clock, _registry, breaker) = half_open_breaker(10);
+    let start = Barrier::new(64);
+    let attempted = Barrier::new(64);
+    let granted = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..64 {
+            s.spawn(|| {
+                start.wait();
+                let permit = breaker.try_acquire();
+                if permit.is_ok() {
+                    granted.fetch_add(1, Ordering::Relaxed);
+                }
+                // Hold every permit until all 64 have asked, so none is given back early.
+                attempted.wait();
+                drop(permit);
+            });
+        }
+    });
+    assert_eq!(granted.load(Ordering::Relaxed), 10);
+    let m = breaker.metrics();
+    assert_eq!(m.state, State::HalfOpen);
+    assert_eq!(m.not_permitted_calls, 54);
+    // The ten were dropped without an outcome: all ten permits are back.
+    let again: Vec<_> = (0..11).filter_map(|_| breaker.try_acquire().ok()).collect();
+    assert_eq!(again.len(), 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixty_four_tasks_in_half_open_run_exactly_ten_trials() {
+    let (_clock, _registry, breaker) = half_open_breaker(10);
+    let running = Arc::new(AtomicUsize::new(0));
+    let max_running = Arc::new(AtomicUsize::new(0));
+    // The trials wait at the gate, the test being the eleventh, until every rejection is in.
+    let gate = Arc::new(tokio::sync::Barrier::new(11));
+    let (rejected_tx, mut rejected_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut tasks = Vec::new();
+    for _ in 0..64 {
+        let (b, running, max_running, gate, rejected_tx) = (
+            breaker.clone(),
+            running.clone(),
+            max_running.clone(),
+            gate.clone(),
+            rejected_tx.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let out = b
+                .call(async {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    max_running.fetch_max(now, Ordering::SeqCst);
+                    gate.wait().await;
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    Ok::<_, ()>(())
+                })
+                .await;
+            if out.is_err() {
+                rejected_tx.send(()).unwrap();
+            }
+            out
+        }));
+    }
+    for _ in 0..54 {
+        rejected_rx.recv().await.unwrap();
+    }
+    assert_eq!(running.load(Ordering::SeqCst), 10, "ten trials in flight");
+    gate.wait().await;
+    let mut ok = 0;
+    let mut rejected = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(()) => ok += 1,
+            Err(CallError::NotPermitted(_)) => rejected += 1,
+            Err(other) => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!((ok, rejected), (10, 54));
+    assert_eq!(max_running.load(Ordering::SeqCst), 10);
+    assert_eq!(breaker.state(), State::Closed, "successful trials close it");
+}
+
+fn poll_once<F: Future>(fut: std::pin::Pin<&mut F>) -> Poll<F::Output> {
+    fut.poll(&mut Context::from_waker(Waker::noop()))
+}
+
+#[test]
+fn a_cancelled_call_gives_its_half_open_permit_back_and_records_nothing() {
+    let (_clock, _registry, breaker) = half_open_breaker(1);
+    {
+        let call = breaker.call(std::future::pending::<Result<(), ()>>());
+        let mut call = pin!(call);
+        assert!(poll_once(call.as_mut()).is_pending());
+        // The one trial permit is taken while the call is in flight.
+        assert!(breaker.try_acquire().is_err());
+    } // dropped mid-flight: cancelled
+    let m = breaker.metrics();
+    assert_eq!((m.buffered_calls, m.state), (0, State::HalfOpen));
+    let permit = breaker.try_acquire().expect("the permit came back");
+    permit.record(Outcome::Success, Duration::ZERO);
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+#[test]
+fn a_call_future_never_polled_takes_no_permit() {
+    let (_clock, _registry, breaker) = half_open_breaker(1);
+    let unpolled = breaker.call(async { Ok::<_, ()>(()) });
+    assert!(breaker.try_acquire().is_ok());
+    drop(unpolled);
+}
+
+#[test]
+fn a_panicking_sync_call_records_a_failure_and_the_panic_goes_on() {
+    let (_clock, _registry, breaker) = half_open_breaker(1);
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        breaker.call_sync(|| -> Result<(), ()> { panic!("downstream client bug") })
+    }));
+    assert!(caught.is_err(), "the panic reached the caller");
+    // One trial, failed: 100% -> OPEN, and the failure is in the (inherited) window.
+    let m = breaker.metrics();
+    assert_eq!(m.state, State::Open);
+    assert_eq!((m.buffered_calls, m.failed_calls), (1, 1));
+}
+
+#[tokio::test]
+async fn a_panicking_async_call_records_a_failure_and_the_panic_goes_on() {
+    let (_clock, _registry, breaker) = half_open_breaker(1);
+    let b = breaker.clone();
+    let joined = tokio::spawn(async move {
+        b.call(async {
+            tokio::task::yield_now().await;
+            if true {
+                panic!("downstream client bug");
+            }
+            Ok::<(), ()>(())
+        })
+        .await
+    })
+    .await;
+    assert!(joined.unwrap_err().is_panic());
+    let m = breaker.metrics();
+    assert_eq!(m.state, State::Open);
+    assert_eq!(m.failed_calls, 1);
+}
+
+#[test]
+fn a_dropped_closed_permit_records_nothing() {
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let b = registry.breaker("b");
+    drop(b.try_acquire().unwrap());
+    b.try_acquire().unwrap().release();
+    assert_eq!(b.metrics().buffered_calls, 0);
+}
+
+/// Deliberate difference D3: a permit granted in CLOSED and released (or ignored) during
+/// HALF_OPEN does not add a trial permit, so the cap holds.
+#[test]
+fn a_permit_from_another_state_never_raises_the_half_open_cap() {
+    let clock = ManualClock::new();
+    let config = Config::builder()
+        .sliding_window_size(4)
+        .minimum_number_of_calls(4)
+        .wait_duration_in_open_state(Duration::from_secs(1))
+        .permitted_number_of_calls_in_half_open_state(2)
+        .build()
+        .unwrap();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .instance("b", config)
+        .build();
+    let b = registry.breaker("b");
+    let early_a = b.try_acquire().unwrap();
+    let early_b = b.try_acquire().unwrap();
+    b.transition_to_open_state().unwrap();
+    clock.advance(Duration::from_millis(1_001));
+    let trials: Vec<_> = (0..3).filter_map(|_| b.try_acquire().ok()).collect();
+    assert_eq!(trials.len(), 2);
+    early_a.release();
+    early_b.record(Outcome::Ignored, Duration::ZERO);
+    assert!(b.try_acquire().is_err(), "still two trials out of two");
+    drop(trials);
+    let again: Vec<_> = (0..3).filter_map(|_| b.try_acquire().ok()).collect();
+    assert_eq!(again.len(), 2);
+}
