@@ -1,0 +1,120 @@
+//! The call API: classification by predicates, and the per-instance timeout.
+
+use std::time::Duration;
+
+use breaker_core::{CallError, Classifier, Config, ManualClock, Outcome, Registry, State};
+
+#[derive(Debug, PartialEq)]
+enum HttpError {
+    Status(u16),
+    Timeout,
+}
+
+fn registry(config: Config) -> Registry {
+    Registry::builder()
+        .clock(ManualClock::new())
+        .default_config(config)
+        .build()
+}
+
+#[test]
+fn ignored_errors_count_for_nothing_and_results_can_be_failures() {
+    let b = registry(
+        Config::builder()
+            .sliding_window_size(4)
+            .minimum_number_of_calls(4)
+            .build()
+            .unwrap(),
+    )
+    .breaker("bureau");
+    // Seed 003, INV-CB-03: 4xx are benign; 5xx and timeouts fail. A 503 in an Ok counts too.
+    let classify = Classifier::new()
+        .ignore(|e: &HttpError| matches!(e, HttpError::Status(400..=499)))
+        .result(|status: &u16| *status >= 500);
+    for _ in 0..10 {
+        let out = b.call_sync_with(&classify, || Err::<u16, _>(HttpError::Status(404)));
+        assert!(matches!(
+            out,
+            Err(CallError::Failed(HttpError::Status(404)))
+        ));
+    }
+    assert_eq!(b.metrics().buffered_calls, 0);
+    assert_eq!(
+        b.call_sync_with(&classify, || Ok::<u16, HttpError>(503))
+            .unwrap(),
+        503,
+        "the value is still returned"
+    );
+    let _ = b.call_sync_with(&classify, || Err::<u16, _>(HttpError::Timeout));
+    let _ = b.call_sync_with(&classify, || Ok::<u16, HttpError>(200));
+    let m = b.metrics();
+    assert_eq!((m.buffered_calls, m.failed_calls), (3, 2));
+    let _ = b.call_sync_with(&classify, || Ok::<u16, HttpError>(200));
+    assert_eq!(b.state(), State::Open, "2 of 4 = 50%");
+}
+
+#[test]
+fn with_a_record_predicate_other_errors_are_successes() {
+    let b = registry(
+        Config::builder()
+            .minimum_number_of_calls(1)
+            .build()
+            .unwrap(),
+    )
+    .breaker("r");
+    let classify = Classifier::new().record(|e: &HttpError| *e == HttpError::Timeout);
+    let _ = b.call_sync_with(&classify, || Err::<(), _>(HttpError::Status(500)));
+    assert_eq!(b.metrics().failed_calls, 0);
+    assert_eq!(b.metrics().successful_calls, 1);
+    // Any closure over the whole result works too.
+    let only_ok = |r: &Result<(), HttpError>| {
+        if r.is_ok() {
+            Outcome::Success
+        } else {
+            Outcome::Failure
+        }
+    };
+    let _ = b.call_sync_with(&only_ok, || Err::<(), _>(HttpError::Status(500)));
+    assert_eq!(b.metrics().failed_calls, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_longer_than_the_timeout_is_cancelled_and_recorded_as_a_failure() {
+    let b = registry(
+        Config::builder()
+            .sliding_window_size(2)
+            .minimum_number_of_calls(2)
+            .timeout_duration(Some(Duration::from_millis(2_500)))
+            .build()
+            .unwrap(),
+    )
+    .breaker("bureau");
+    let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    struct SetOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+    impl Drop for SetOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let guard = SetOnDrop(dropped.clone());
+    let out = b
+        .call(async move {
+            let _guard = guard;
+            tokio::time::sleep(Duration::from_secs(15)).await; // the bureau's brownout
+            Ok::<_, HttpError>(())
+        })
+        .await;
+    match out {
+        Err(CallError::TimedOut(t)) => assert_eq!(t.timeout(), Duration::from_millis(2_500)),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(
+        dropped.load(std::sync::atomic::Ordering::SeqCst),
+        "the call was cancelled"
+    );
+    let m = b.metrics();
+    assert_eq!((m.buffered_calls, m.failed_calls), (1, 1));
+    // A fast call is unaffected.
+    b.call(async { Ok::<_, HttpError>(()) }).await.unwrap();
+    assert_eq!(b.metrics().buffered_calls, 2);
+}

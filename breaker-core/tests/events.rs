@@ -1,0 +1,145 @@
+//! The event stream: one event per transition, even when threads race; listeners that panic
+//! poison nothing.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::Duration;
+
+use breaker_core::{Config, EventKind, ManualClock, Outcome, Registry, State};
+
+fn registry(config: Config) -> (ManualClock, Registry) {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .default_config(config)
+        .build();
+    (clock, registry)
+}
+
+#[test]
+fn racing_failures_publish_exactly_one_open_event() {
+    for _round in 0..50 {
+        let (_clock, registry) = registry(
+            Config::builder()
+                .sliding_window_size(8)
+                .minimum_number_of_calls(8)
+                .build()
+                .unwrap(),
+        );
+        let b = registry.breaker("race");
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+        let sink = transitions.clone();
+        let _sub = b.subscribe(move |e| {
+            if let EventKind::StateTransition { from, to } = e.kind() {
+                sink.lock().unwrap().push((from, to));
+            }
+        });
+        let barrier = Barrier::new(16);
+        std::thread::scope(|s| {
+            for _ in 0..16 {
+                s.spawn(|| {
+                    barrier.wait();
+                    if let Ok(p) = b.try_acquire() {
+                        p.record(Outcome::Failure, Duration::ZERO);
+                    }
+                });
+            }
+        });
+        assert_eq!(b.state(), State::Open);
+        assert_eq!(
+            *transitions.lock().unwrap(),
+            vec![(State::Closed, State::Open)]
+        );
+    }
+}
+
+#[test]
+fn every_kind_of_event_is_published() {
+    let (clock, registry) = registry(
+        Config::builder()
+            .sliding_window_size(2)
+            .minimum_number_of_calls(2)
+            .slow_call_duration_threshold(Duration::from_millis(10))
+            .slow_call_rate_threshold(50.0)
+            .wait_duration_in_open_state(Duration::from_secs(1))
+            .permitted_number_of_calls_in_half_open_state(1)
+            .build()
+            .unwrap(),
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let _sub = registry.subscribe(move |e| sink.lock().unwrap().push(e.kind()));
+    let b = registry.breaker("all");
+    let ms = Duration::from_millis;
+    b.try_acquire().unwrap().record(Outcome::Success, ms(20));
+    b.try_acquire().unwrap().record(Outcome::Ignored, ms(1));
+    b.try_acquire().unwrap().record(Outcome::Failure, ms(1));
+    assert!(b.try_acquire().is_err());
+    clock.advance(ms(1_001));
+    b.try_acquire().unwrap().record(Outcome::Success, ms(1));
+    b.reset();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![
+            EventKind::Success { elapsed: ms(20) },
+            EventKind::IgnoredError { elapsed: ms(1) },
+            EventKind::Error { elapsed: ms(1) },
+            EventKind::FailureRateExceeded { rate: 50.0 },
+            EventKind::SlowCallRateExceeded { rate: 50.0 },
+            EventKind::StateTransition {
+                from: State::Closed,
+                to: State::Open
+            },
+            EventKind::NotPermitted,
+            EventKind::StateTransition {
+                from: State::Open,
+                to: State::HalfOpen
+            },
+            EventKind::Success { elapsed: ms(1) },
+            EventKind::StateTransition {
+                from: State::HalfOpen,
+                to: State::Closed
+            },
+            EventKind::Reset,
+        ]
+    );
+}
+
+#[test]
+fn a_panicking_listener_is_skipped_and_the_breaker_goes_on() {
+    let (_clock, registry) = registry(Config::default());
+    let b = registry.breaker("p");
+    let _bad = b.subscribe(|_| panic!("listener bug"));
+    let count = Arc::new(AtomicUsize::new(0));
+    let c = count.clone();
+    let _good = b.subscribe(move |_| {
+        c.fetch_add(1, Ordering::Relaxed);
+    });
+    for _ in 0..3 {
+        b.call_sync(|| Ok::<_, ()>(())).unwrap();
+    }
+    b.transition_to_forced_open_state();
+    assert!(b.call_sync(|| Ok::<_, ()>(())).is_err());
+    assert_eq!(b.metrics().not_permitted_calls, 1);
+    assert_eq!(
+        count.load(Ordering::Relaxed),
+        4,
+        "3 successes and one transition"
+    );
+}
+
+#[test]
+fn dropping_the_subscription_unsubscribes() {
+    let (_clock, registry) = registry(Config::default());
+    let b = registry.breaker("u");
+    let count = Arc::new(AtomicUsize::new(0));
+    let c = count.clone();
+    let sub = b.subscribe(move |_| {
+        c.fetch_add(1, Ordering::Relaxed);
+    });
+    b.call_sync(|| Ok::<_, ()>(())).unwrap();
+    drop(sub);
+    b.call_sync(|| Ok::<_, ()>(())).unwrap();
+    assert_eq!(count.load(Ordering::Relaxed), 1);
+}

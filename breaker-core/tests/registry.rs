@@ -1,0 +1,155 @@
+//! The registry: get-or-create by name, shared configs and instance overrides, keyed breakers,
+//! the global registry, and the scheduler thread of the system clock.
+
+use std::time::{Duration, Instant};
+
+use breaker_core::{Config, ManualClock, Registry, State};
+
+fn config(size: u32) -> Config {
+    Config::builder()
+        .sliding_window_size(size)
+        .minimum_number_of_calls(size)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn same_name_same_breaker_and_instance_configs_win_over_default() {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .default_config(config(7))
+        .instance("productService", config(10))
+        .build();
+    let a = registry.breaker("productService");
+    let b = registry.breaker("productService");
+    assert!(a.ptr_eq(&b));
+    assert_eq!(a.config().sliding_window_size(), 10);
+    assert_eq!(registry.breaker("other").config().sliding_window_size(), 7);
+    assert!(registry.find("missing").is_none());
+    let names: Vec<String> = registry
+        .breakers()
+        .iter()
+        .map(|b| b.name().to_owned())
+        .collect();
+    assert_eq!(names, ["other", "productService"]);
+}
+
+#[test]
+fn keyed_breakers_are_independent_and_shared_by_name() {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .instance("llm", config(2))
+        .build();
+    let by_model = registry.keyed::<String>("llm");
+    let openai = by_model.get(&"openai/gpt".to_owned());
+    for _ in 0..2 {
+        let _ = openai.call_sync(|| Err::<(), _>("503"));
+    }
+    assert_eq!(openai.state(), State::Open);
+    let other = by_model.get(&"anthropic/claude".to_owned());
+    assert_eq!(other.state(), State::Closed);
+    assert_eq!(other.name(), "llm:anthropic/claude");
+    assert_eq!(
+        other.config().sliding_window_size(),
+        2,
+        "configured by `llm`"
+    );
+    // Asking again for the same name and key type gives the same breakers.
+    let again = registry.keyed::<String>("llm");
+    assert!(again.get(&"openai/gpt".to_owned()).ptr_eq(openai));
+    assert_eq!(again.len(), 2);
+    assert_eq!(
+        registry.breakers().len(),
+        2,
+        "keyed breakers are listed too"
+    );
+}
+
+#[test]
+fn keyed_lookups_from_many_threads_create_each_breaker_once() {
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let keyed = registry.keyed::<u32>("tenant");
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let keyed = &keyed;
+            s.spawn(move || {
+                for i in 0..2_000u32 {
+                    let key = (i * 7 + t) % 1_000;
+                    let b = keyed.get(&key);
+                    assert_eq!(b.name(), format!("tenant:{key}"));
+                }
+            });
+        }
+    });
+    assert_eq!(keyed.len(), 1_000);
+}
+
+#[test]
+fn the_global_registry_is_configured_before_first_use_or_not_at_all() {
+    let custom = Registry::builder().default_config(config(3)).build();
+    Registry::install_global(custom).expect("first install wins");
+    assert_eq!(
+        Registry::global()
+            .breaker("g")
+            .config()
+            .sliding_window_size(),
+        3
+    );
+    let late = Registry::install_global(Registry::new()).unwrap_err();
+    assert!(late.to_string().contains("already in use"));
+}
+
+/// The system clock's scheduler thread moves OPEN to HALF_OPEN with no call. This is the one
+/// test that waits for real time: it tests the thread itself. It polls with a generous bound.
+#[test]
+fn the_scheduler_thread_fires_the_automatic_transition() {
+    let registry = Registry::builder()
+        .default_config(
+            Config::builder()
+                .wait_duration_in_open_state(Duration::from_millis(50))
+                .automatic_transition_from_open_to_half_open_enabled(true)
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let b = registry.breaker("auto");
+    let opened = Instant::now();
+    b.transition_to_open_state().unwrap();
+    assert_eq!(b.state(), State::Open);
+    while b.state() == State::Open && opened.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(b.state(), State::HalfOpen);
+    assert!(
+        opened.elapsed() >= Duration::from_millis(50),
+        "not before the wait"
+    );
+}
+
+#[test]
+fn timers_of_a_left_state_do_nothing_and_one_queue_serves_all_breakers() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .default_config(
+            Config::builder()
+                .wait_duration_in_open_state(Duration::from_secs(10))
+                .automatic_transition_from_open_to_half_open_enabled(true)
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let a = registry.breaker("a");
+    let b = registry.breaker("b");
+    a.transition_to_open_state().unwrap();
+    clock.advance(Duration::from_secs(5));
+    b.transition_to_open_state().unwrap();
+    a.reset(); // cancels a's timer (deliberate difference D1)
+    assert_eq!(registry.pending_timers(), 2);
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(a.state(), State::Closed, "a's stale timer did nothing");
+    assert_eq!(b.state(), State::Open);
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(b.state(), State::HalfOpen);
+    assert_eq!(registry.pending_timers(), 0);
+}
