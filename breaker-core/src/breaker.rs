@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::clock::{Clock, Timestamp};
 use crate::config::Config;
 use crate::error::{CallNotPermitted, IllegalTransition};
-use crate::event::{Event, EventKind, Listeners, Subscription};
+use crate::event::{Event, EventKind, Listeners, Subscription, TransitionCause};
 use crate::permit::{Outcome, Permit};
 use crate::scheduler::{Scheduler, TimerAction};
 use crate::state::State;
@@ -80,9 +80,10 @@ struct Machine {
 
 /// Events gathered under the lock and published after it is released.
 struct Pending {
-    events: [Option<EventKind>; 6],
+    events: [Option<(EventKind, Option<TransitionCause>)>; 6],
     len: usize,
-    rates: (Option<f32>, Option<f32>),
+    /// The metrics after the operation, taken under the lock when there is anything to publish.
+    metrics: Option<Metrics>,
 }
 
 impl Pending {
@@ -90,14 +91,44 @@ impl Pending {
         Pending {
             events: [None; 6],
             len: 0,
-            rates: (None, None),
+            metrics: None,
         }
     }
 
     fn push(&mut self, kind: EventKind) {
+        self.push_with_cause(kind, None);
+    }
+
+    fn push_with_cause(&mut self, kind: EventKind, cause: Option<TransitionCause>) {
         if let Some(slot) = self.events.get_mut(self.len) {
-            *slot = Some(kind);
+            *slot = Some((kind, cause));
             self.len += 1;
+        }
+    }
+
+    /// Takes the metrics snapshot the events will carry, if there are events.
+    fn seal(&mut self, m: &mut Machine, now: Timestamp) {
+        if self.len > 0 {
+            self.metrics = Some(m.snapshot(now));
+        }
+    }
+}
+
+impl Machine {
+    fn snapshot(&mut self, now: Timestamp) -> Metrics {
+        let totals = self.metrics.totals(now);
+        let (failure_rate, slow_call_rate) = self.metrics.rates(&totals);
+        Metrics {
+            state: self.state,
+            failure_rate,
+            slow_call_rate,
+            buffered_calls: totals.calls,
+            failed_calls: totals.failed,
+            successful_calls: totals.calls - totals.failed,
+            slow_calls: totals.slow,
+            slow_successful_calls: totals.slow - totals.slow_failed,
+            slow_failed_calls: totals.slow_failed,
+            not_permitted_calls: self.metrics.not_permitted,
         }
     }
 }
@@ -187,21 +218,7 @@ impl CircuitBreaker {
     /// The metrics of the current state.
     pub fn metrics(&self) -> Metrics {
         let now = self.shared.env.clock.now();
-        let mut m = self.shared.lock();
-        let totals = m.metrics.totals(now);
-        let (failure_rate, slow_call_rate) = m.metrics.rates(&totals);
-        Metrics {
-            state: m.state,
-            failure_rate,
-            slow_call_rate,
-            buffered_calls: totals.calls,
-            failed_calls: totals.failed,
-            successful_calls: totals.calls - totals.failed,
-            slow_calls: totals.slow,
-            slow_successful_calls: totals.slow - totals.slow_failed,
-            slow_failed_calls: totals.slow_failed,
-            not_permitted_calls: m.metrics.not_permitted,
-        }
+        self.shared.lock().snapshot(now)
     }
 
     /// Asks for permission to make one call.
@@ -274,6 +291,14 @@ impl CircuitBreaker {
         self.shared.listeners.add(Arc::new(listener))
     }
 
+    /// Opens the breaker on another process's advisory hint, only if it is CLOSED and has no
+    /// local call history at all (no success or failure in its window), as seed 000's addendum
+    /// requires; returns whether it opened. The transition's cause is
+    /// [`TransitionCause::Hint`], so it is never mistaken for local evidence.
+    pub fn open_from_hint(&self) -> bool {
+        self.shared.open_from_hint()
+    }
+
     /// Whether two handles are the same breaker.
     pub fn ptr_eq(&self, other: &CircuitBreaker) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
@@ -313,10 +338,11 @@ impl Shared {
         let mut pending = Pending::new();
         let granted = {
             let mut m = self.lock();
-            match m.state {
+            let granted = match m.state {
                 s if s.permits_all() => Ok(m.id),
                 State::Open if now > m.retry_after => {
-                    self.enter(&mut m, State::HalfOpen, now, &mut pending);
+                    let cause = TransitionCause::WaitElapsed;
+                    self.enter(&mut m, State::HalfOpen, now, cause, &mut pending);
                     self.try_trial(&mut m, &mut pending)
                 }
                 State::HalfOpen => self.try_trial(&mut m, &mut pending),
@@ -327,7 +353,9 @@ impl Shared {
                     }
                     Err(state)
                 }
-            }
+            };
+            pending.seal(&mut m, now);
+            granted
         };
         self.publish(&pending, now);
         match granted {
@@ -379,6 +407,7 @@ impl Shared {
                     self.record(&mut m, failed, elapsed, now, &mut pending);
                 }
             }
+            pending.seal(&mut m, now);
         }
         self.publish(&pending, now);
     }
@@ -415,7 +444,7 @@ impl Shared {
                 } = m.metrics.record(failed, elapsed, now)
                 {
                     self.push_exceeded(pending, failure_rate, slow_call_rate);
-                    self.enter(m, State::Open, now, pending);
+                    self.enter(m, State::Open, now, TransitionCause::Evaluation, pending);
                 }
             }
             State::Open => {
@@ -427,9 +456,11 @@ impl Shared {
                     slow_call_rate,
                 } => {
                     self.push_exceeded(pending, failure_rate, slow_call_rate);
-                    self.enter(m, State::Open, now, pending);
+                    self.enter(m, State::Open, now, TransitionCause::Evaluation, pending);
                 }
-                Verdict::BelowThresholds => self.enter(m, State::Closed, now, pending),
+                Verdict::BelowThresholds => {
+                    self.enter(m, State::Closed, now, TransitionCause::Evaluation, pending)
+                }
                 Verdict::BelowMinimumCalls => {}
             },
             State::MetricsOnly => {
@@ -467,7 +498,14 @@ impl Shared {
 
     /// Enters `to` (a legal transition), building its state object. Leaving a state cancels its
     /// timers, since they name the old state id.
-    fn enter(&self, m: &mut Machine, to: State, now: Timestamp, pending: &mut Pending) {
+    fn enter(
+        &self,
+        m: &mut Machine,
+        to: State,
+        now: Timestamp,
+        cause: TransitionCause,
+        pending: &mut Pending,
+    ) {
         let from = m.state;
         debug_assert!(from.can_transition_to(to));
         m.id += 1;
@@ -510,9 +548,7 @@ impl Shared {
         }
         self.tag.store(m.id << 3 | to.code(), Ordering::Release);
         if from != to {
-            let totals = m.metrics.totals(now);
-            pending.rates = m.metrics.rates(&totals);
-            pending.push(EventKind::StateTransition { from, to });
+            pending.push_with_cause(EventKind::StateTransition { from, to }, Some(cause));
         }
     }
 
@@ -524,7 +560,8 @@ impl Shared {
             if !m.state.can_transition_to(to) {
                 return Err(IllegalTransition::new(Arc::clone(&self.name), m.state, to));
             }
-            self.enter(&mut m, to, now, &mut pending);
+            self.enter(&mut m, to, now, TransitionCause::Manual, &mut pending);
+            pending.seal(&mut m, now);
         }
         self.publish(&pending, now);
         Ok(())
@@ -535,8 +572,15 @@ impl Shared {
         let mut pending = Pending::new();
         {
             let mut m = self.lock();
-            self.enter(&mut m, State::Closed, now, &mut pending);
+            self.enter(
+                &mut m,
+                State::Closed,
+                now,
+                TransitionCause::Reset,
+                &mut pending,
+            );
             pending.push(EventKind::Reset);
+            pending.seal(&mut m, now);
         }
         self.publish(&pending, now);
     }
@@ -552,41 +596,68 @@ impl Shared {
             }
             match (action, m.state) {
                 (TimerAction::OpenToHalfOpen, State::Open) => {
-                    self.enter(&mut m, State::HalfOpen, now, &mut pending);
+                    let cause = TransitionCause::WaitElapsed;
+                    self.enter(&mut m, State::HalfOpen, now, cause, &mut pending);
                 }
                 (TimerAction::HalfOpenMaxWait, State::HalfOpen) => {
                     let to = self.config.transition_to_state_after_wait_duration();
-                    self.enter(&mut m, to, now, &mut pending);
+                    let cause = TransitionCause::HalfOpenMaxWait;
+                    self.enter(&mut m, to, now, cause, &mut pending);
                 }
                 _ => return,
             }
+            pending.seal(&mut m, now);
         }
         self.publish(&pending, now);
     }
 
     fn publish(&self, pending: &Pending, now: Timestamp) {
-        if pending.len == 0 {
+        let Some(metrics) = pending.metrics else {
             return;
-        }
+        };
         let listen = self.wants_call_events();
-        for kind in pending.events[..pending.len].iter().flatten() {
-            if let EventKind::StateTransition { from, to } = *kind {
-                let (failure_rate, slow_call_rate) = pending.rates;
+        for &(kind, cause) in pending.events[..pending.len].iter().flatten() {
+            if let EventKind::StateTransition { from, to } = kind {
                 tracing::info!(
                     breaker = %self.name,
                     from = %from,
                     to = %to,
-                    failure_rate = failure_rate.unwrap_or(-1.0),
-                    slow_call_rate = slow_call_rate.unwrap_or(-1.0),
+                    cause = ?cause.unwrap_or(TransitionCause::Manual),
+                    failure_rate = metrics.failure_rate.unwrap_or(-1.0),
+                    slow_call_rate = metrics.slow_call_rate.unwrap_or(-1.0),
                     "circuit breaker state changed"
                 );
             }
             if listen {
-                let event = Event::new(Arc::clone(&self.name), now, *kind);
+                let event = Event::new(Arc::clone(&self.name), now, kind, cause, metrics);
                 self.listeners.publish(&event);
                 self.env.listeners.publish(&event);
             }
         }
+    }
+
+    /// Opens a CLOSED breaker that has no call in its window (an advisory hint from another
+    /// process). Returns whether it opened. Local evidence always wins: a breaker with any
+    /// recorded call, or in any other state, is left alone.
+    fn open_from_hint(&self) -> bool {
+        let now = self.env.clock.now();
+        let mut pending = Pending::new();
+        {
+            let mut m = self.lock();
+            if m.state != State::Closed || m.metrics.totals(now).calls != 0 {
+                return false;
+            }
+            self.enter(
+                &mut m,
+                State::Open,
+                now,
+                TransitionCause::Hint,
+                &mut pending,
+            );
+            pending.seal(&mut m, now);
+        }
+        self.publish(&pending, now);
+        true
     }
 }
 

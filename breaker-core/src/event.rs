@@ -6,10 +6,12 @@
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, Weak};
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use crate::breaker::Metrics;
 use crate::clock::Timestamp;
 use crate::state::State;
 
@@ -55,17 +57,60 @@ pub enum EventKind {
     Reset,
 }
 
+/// Why a state transition happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransitionCause {
+    /// The recorded calls reached a threshold (CLOSED or HALF_OPEN -> OPEN), or the half-open
+    /// trials stayed below both (HALF_OPEN -> CLOSED).
+    Evaluation,
+    /// The wait in OPEN was over: the first call after it, or the automatic-transition timer.
+    WaitElapsed,
+    /// `max-wait-duration-in-half-open-state` was over.
+    HalfOpenMaxWait,
+    /// A manual `transition_to_*`.
+    Manual,
+    /// `reset()`.
+    Reset,
+    /// Another process's advisory hint opened a breaker that had no local call history.
+    Hint,
+}
+
 /// One event of one breaker.
 #[derive(Clone, Debug)]
 pub struct Event {
     name: Arc<str>,
     at: Timestamp,
     kind: EventKind,
+    cause: Option<TransitionCause>,
+    metrics: Metrics,
 }
 
 impl Event {
-    pub(crate) fn new(name: Arc<str>, at: Timestamp, kind: EventKind) -> Event {
-        Event { name, at, kind }
+    pub(crate) fn new(
+        name: Arc<str>,
+        at: Timestamp,
+        kind: EventKind,
+        cause: Option<TransitionCause>,
+        metrics: Metrics,
+    ) -> Event {
+        Event {
+            name,
+            at,
+            kind,
+            cause,
+            metrics,
+        }
+    }
+
+    /// For a state transition, why it happened.
+    pub fn cause(&self) -> Option<TransitionCause> {
+        self.cause
+    }
+
+    /// The breaker's metrics right after the operation that published this event.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The breaker's name.
@@ -111,26 +156,81 @@ impl fmt::Display for Event {
 }
 
 type Listener = Arc<dyn Fn(&Event) + Send + Sync>;
+type List = Vec<(u64, Listener)>;
 
 /// A list of listeners: a breaker's own, or a registry's (which hears every breaker).
-#[derive(Default)]
+///
+/// Publishing reads the current list with one atomic load and no lock: every change builds a
+/// new list and publishes it, and old lists are kept until the `Listeners` is dropped, since a
+/// publisher may still be reading one. Subscriptions change rarely, so that memory stays small.
 pub(crate) struct Listeners {
-    any: AtomicBool,
+    current: AtomicPtr<List>,
     next_id: AtomicU64,
-    list: RwLock<Vec<(u64, Listener)>>,
+    /// Every list ever published (the current one last); freed on drop.
+    lists: Mutex<Vec<OwnedList>>,
+}
+
+/// A published list, owned through a raw pointer so that readers' shared references to it stay
+/// valid while the owner moves around.
+struct OwnedList(*mut List);
+
+// SAFETY: an `OwnedList` is a `Box<List>` in raw form; `List` holds `Send + Sync` listeners, so
+// sending or sharing the pointer is as safe as sending or sharing the box.
+unsafe impl Send for OwnedList {}
+// SAFETY: as above.
+unsafe impl Sync for OwnedList {}
+
+impl Drop for Listeners {
+    fn drop(&mut self) {
+        let lists = self.lists.get_mut().unwrap_or_else(|e| e.into_inner());
+        for OwnedList(p) in lists.drain(..) {
+            // SAFETY: each pointer came from `Box::into_raw` in `replace` and is freed once,
+            // here; no reader is left, since we have `&mut self`.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}
+
+impl Default for Listeners {
+    fn default() -> Self {
+        Listeners {
+            current: AtomicPtr::new(ptr::null_mut()),
+            next_id: AtomicU64::new(0),
+            lists: Mutex::new(Vec::new()),
+        }
+    }
 }
 
 impl Listeners {
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        !self.any.load(Ordering::Acquire)
+        self.current().is_empty()
+    }
+
+    #[inline]
+    fn current(&self) -> &[(u64, Listener)] {
+        let p = self.current.load(Ordering::Acquire);
+        if p.is_null() {
+            return &[];
+        }
+        // SAFETY: `p` came from `Box::into_raw` in `replace` and is kept in `lists`, which
+        // frees it only when `self` is dropped, which cannot happen while `&self` is borrowed.
+        // A list is never mutated after it is published (the Release store in `replace`).
+        unsafe { &*p }
+    }
+
+    fn replace(&self, change: impl FnOnce(&mut List)) {
+        let mut lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
+        let mut next: List = self.current().to_vec();
+        change(&mut next);
+        let p = Box::into_raw(Box::new(next));
+        lists.push(OwnedList(p));
+        self.current.store(p, Ordering::Release);
     }
 
     pub(crate) fn add(self: &Arc<Self>, listener: Listener) -> Subscription {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut list = self.list.write().unwrap_or_else(|e| e.into_inner());
-        list.push((id, listener));
-        self.any.store(true, Ordering::Release);
+        self.replace(|list| list.push((id, listener)));
         Subscription {
             listeners: Arc::downgrade(self),
             id,
@@ -138,24 +238,11 @@ impl Listeners {
     }
 
     fn remove(&self, id: u64) {
-        let mut list = self.list.write().unwrap_or_else(|e| e.into_inner());
-        list.retain(|(i, _)| *i != id);
-        self.any.store(!list.is_empty(), Ordering::Release);
+        self.replace(|list| list.retain(|(i, _)| *i != id));
     }
 
     pub(crate) fn publish(&self, event: &Event) {
-        if self.is_empty() {
-            return;
-        }
-        // Clone the list out so that a listener may subscribe or unsubscribe without deadlock.
-        let listeners: Vec<Listener> = self
-            .list
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .map(|(_, l)| Arc::clone(l))
-            .collect();
-        for listener in listeners {
+        for (_, listener) in self.current() {
             if catch_unwind(AssertUnwindSafe(|| listener(event))).is_err() {
                 tracing::error!(
                     breaker = %event.breaker_name(),
@@ -168,8 +255,9 @@ impl Listeners {
 
 impl fmt::Debug for Listeners {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.list.read().map(|l| l.len()).unwrap_or(0);
-        f.debug_struct("Listeners").field("count", &n).finish()
+        f.debug_struct("Listeners")
+            .field("count", &self.current().len())
+            .finish()
     }
 }
 

@@ -55,7 +55,7 @@ pub use call::{Always, Classifier, Classify, Never, Predicate};
 pub use clock::{Clock, ManualClock, Timestamp};
 pub use config::{Config, ConfigBuilder, ConfigError, SlidingWindowType};
 pub use error::{CallError, CallNotPermitted, CallTimedOut, IllegalTransition};
-pub use event::{Event, EventKind, Subscription};
+pub use event::{Event, EventKind, Subscription, TransitionCause};
 pub use permit::{Outcome, Permit};
 pub use registry::{GlobalAlreadySet, Keyed, Registry, RegistryBuilder, DEFAULT_CONFIG};
 pub use state::State;

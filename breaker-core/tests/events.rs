@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
-use breaker_core::{Config, EventKind, ManualClock, Outcome, Registry, State};
+use breaker_core::{Config, EventKind, ManualClock, Outcome, Registry, State, TransitionCause};
 
 fn registry(config: Config) -> (ManualClock, Registry) {
     let clock = ManualClock::new();
@@ -142,4 +142,49 @@ fn dropping_the_subscription_unsubscribes() {
     drop(sub);
     b.call_sync(|| Ok::<_, ()>(())).unwrap();
     assert_eq!(count.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn a_hint_opens_only_a_closed_breaker_without_local_history() {
+    let (_clock, registry) = registry(
+        Config::builder()
+            .sliding_window_size(4)
+            .minimum_number_of_calls(4)
+            .build()
+            .unwrap(),
+    );
+    let causes = Arc::new(Mutex::new(Vec::new()));
+    let sink = causes.clone();
+    let _sub = registry.subscribe(move |e| {
+        if let EventKind::StateTransition { to, .. } = e.kind() {
+            sink.lock()
+                .unwrap()
+                .push((e.breaker_name().to_owned(), to, e.cause()));
+        }
+    });
+    let fresh = registry.breaker("fresh");
+    assert!(fresh.open_from_hint());
+    assert_eq!(fresh.state(), State::Open);
+    assert!(!fresh.open_from_hint(), "already OPEN");
+
+    let used = registry.breaker("used");
+    used.call_sync(|| Ok::<_, ()>(())).unwrap();
+    assert!(
+        !used.open_from_hint(),
+        "one local success is local evidence"
+    );
+    assert_eq!(used.state(), State::Closed);
+
+    let half_open = registry.breaker("half_open");
+    half_open.transition_to_open_state().unwrap();
+    half_open.transition_to_half_open_state().unwrap();
+    assert!(!half_open.open_from_hint(), "a hint never moves HALF_OPEN");
+    assert_eq!(half_open.state(), State::HalfOpen);
+
+    let causes = causes.lock().unwrap().clone();
+    assert_eq!(
+        causes[0],
+        ("fresh".to_owned(), State::Open, Some(TransitionCause::Hint))
+    );
+    assert_eq!(causes[1].2, Some(TransitionCause::Manual));
 }
