@@ -57,5 +57,7 @@ pub use config::{Config, ConfigBuilder, ConfigError, SlidingWindowType};
 pub use error::{CallError, CallNotPermitted, CallTimedOut, IllegalTransition};
 pub use event::{Event, EventKind, Subscription, TransitionCause};
 pub use permit::{Outcome, Permit};
-pub use registry::{GlobalAlreadySet, Keyed, Registry, RegistryBuilder, DEFAULT_CONFIG};
+pub use registry::{
+    GlobalAlreadySet, Keyed, Registry, RegistryBuilder, WeakRegistry, DEFAULT_CONFIG,
+};
 pub use state::State;

@@ -184,6 +184,14 @@ impl Registry {
         self.inner.env.listeners.add(Arc::new(listener))
     }
 
+    /// A handle that does not keep the registry alive (for background tasks that must end
+    /// with it).
+    pub fn downgrade(&self) -> WeakRegistry {
+        WeakRegistry {
+            inner: Arc::downgrade(&self.inner),
+        }
+    }
+
     /// The registry's clock.
     pub fn clock(&self) -> &Clock {
         &self.inner.env.clock
@@ -207,6 +215,19 @@ impl fmt::Debug for Registry {
             .field("breakers", &self.inner.breakers.len())
             .field("clock", &self.inner.env.clock)
             .finish_non_exhaustive()
+    }
+}
+
+/// A [`Registry`] handle that does not keep it alive; see [`Registry::downgrade`].
+#[derive(Clone, Debug)]
+pub struct WeakRegistry {
+    inner: std::sync::Weak<Inner>,
+}
+
+impl WeakRegistry {
+    /// The registry, if it still exists.
+    pub fn upgrade(&self) -> Option<Registry> {
+        self.inner.upgrade().map(|inner| Registry { inner })
     }
 }
 

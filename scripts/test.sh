@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh Debian machine: installs what the tests need, then runs them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The Redis hint tests start their own redis-server on a free 127.0.0.1 port.
+if ! command -v redis-server >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing redis-server (Debian package redis-server)" >&2
+    if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
+fi
+
+cargo test --workspace --all-features
