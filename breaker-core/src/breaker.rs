@@ -58,6 +58,12 @@ pub(crate) struct Shared {
     env: Arc<Env>,
     /// `state_id << 3 | state code`: the current state, readable without the lock.
     tag: AtomicU64,
+    /// OPEN: calls are let through once the clock is strictly after this (Unix nanoseconds).
+    /// Written before `tag` when OPEN is entered, so a reader that sees OPEN in `tag` sees it.
+    retry_after: AtomicU64,
+    /// The not-permitted count of the current state's metrics object: reset when a state gets a
+    /// new object, carried on when OPEN inherits the previous one.
+    not_permitted: AtomicU64,
     machine: Mutex<Machine>,
     listeners: Arc<Listeners>,
     this: Weak<Shared>,
@@ -107,15 +113,15 @@ impl Pending {
     }
 
     /// Takes the metrics snapshot the events will carry, if there are events.
-    fn seal(&mut self, m: &mut Machine, now: Timestamp) {
+    fn seal(&mut self, m: &mut Machine, now: Timestamp, not_permitted: &AtomicU64) {
         if self.len > 0 {
-            self.metrics = Some(m.snapshot(now));
+            self.metrics = Some(m.snapshot(now, not_permitted.load(Ordering::Relaxed)));
         }
     }
 }
 
 impl Machine {
-    fn snapshot(&mut self, now: Timestamp) -> Metrics {
+    fn snapshot(&mut self, now: Timestamp, not_permitted: u64) -> Metrics {
         let totals = self.metrics.totals(now);
         let (failure_rate, slow_call_rate) = self.metrics.rates(&totals);
         Metrics {
@@ -128,7 +134,7 @@ impl Machine {
             slow_calls: totals.slow,
             slow_successful_calls: totals.slow - totals.slow_failed,
             slow_failed_calls: totals.slow_failed,
-            not_permitted_calls: self.metrics.not_permitted,
+            not_permitted_calls: not_permitted,
         }
     }
 }
@@ -185,6 +191,8 @@ impl CircuitBreaker {
             config,
             env,
             tag: AtomicU64::new(State::Closed.code()),
+            retry_after: AtomicU64::new(0),
+            not_permitted: AtomicU64::new(0),
             machine: Mutex::new(machine),
             listeners: Arc::default(),
             this: this.clone(),
@@ -218,7 +226,8 @@ impl CircuitBreaker {
     /// The metrics of the current state.
     pub fn metrics(&self) -> Metrics {
         let now = self.shared.env.clock.now();
-        self.shared.lock().snapshot(now)
+        let mut m = self.shared.lock();
+        m.snapshot(now, self.shared.not_permitted.load(Ordering::Relaxed))
     }
 
     /// Asks for permission to make one call.
@@ -229,15 +238,24 @@ impl CircuitBreaker {
     /// calls. FORCED_OPEN rejects. A rejection is counted and published; it never blocks.
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, CallNotPermitted> {
-        let tag = self.shared.tag.load(Ordering::Acquire);
-        if State::from_code(tag & 7).permits_all() {
-            return Ok(Permit::new(
-                &self.shared,
-                tag >> 3,
-                self.shared.env.clock.now(),
-            ));
+        let shared = &*self.shared;
+        let tag = shared.tag.load(Ordering::Acquire);
+        let state = State::from_code(tag & 7);
+        if state.permits_all() {
+            return Ok(Permit::new(shared, tag >> 3, shared.env.clock.now()));
         }
-        self.shared.acquire_slow()
+        if state == State::Open {
+            let now = shared.env.clock.now();
+            if now.unix_nanos() <= shared.retry_after.load(Ordering::Acquire) {
+                // Still waiting: reject without the lock.
+                shared.not_permitted.fetch_add(1, Ordering::Relaxed);
+                if shared.wants_call_events() {
+                    shared.publish_rejection(now);
+                }
+                return Err(shared.not_permitted_error(State::Open));
+            }
+        }
+        shared.acquire_slow()
     }
 
     /// Moves the breaker to `to` by hand. Illegal transitions (CLOSED -> HALF_OPEN,
@@ -347,24 +365,37 @@ impl Shared {
                 }
                 State::HalfOpen => self.try_trial(&mut m, &mut pending),
                 state => {
-                    m.metrics.not_permitted += 1;
+                    self.not_permitted.fetch_add(1, Ordering::Relaxed);
                     if state == State::Open {
                         self.push_call_event(&mut pending, EventKind::NotPermitted);
                     }
                     Err(state)
                 }
             };
-            pending.seal(&mut m, now);
+            pending.seal(&mut m, now, &self.not_permitted);
             granted
         };
         self.publish(&pending, now);
         match granted {
             Ok(id) => Ok(Permit::new(self, id, now)),
-            Err(state) => {
-                tracing::debug!(breaker = %self.name, state = %state, "call not permitted");
-                Err(CallNotPermitted::new(Arc::clone(&self.name), state))
-            }
+            Err(state) => Err(self.not_permitted_error(state)),
         }
+    }
+
+    /// The error for a rejected call (and its rate-limited log line).
+    #[inline]
+    fn not_permitted_error(&self, state: State) -> CallNotPermitted {
+        tracing::debug!(breaker = %self.name, state = %state, "call not permitted");
+        CallNotPermitted::new(Arc::clone(&self.name), state)
+    }
+
+    /// Publishes a rejection made on the lock-free OPEN path.
+    #[cold]
+    fn publish_rejection(&self, now: Timestamp) {
+        let mut pending = Pending::new();
+        pending.push(EventKind::NotPermitted);
+        pending.seal(&mut self.lock(), now, &self.not_permitted);
+        self.publish(&pending, now);
     }
 
     fn try_trial(&self, m: &mut Machine, pending: &mut Pending) -> Result<u64, State> {
@@ -372,18 +403,47 @@ impl Shared {
             m.trials_left -= 1;
             Ok(m.id)
         } else {
-            m.metrics.not_permitted += 1;
+            self.not_permitted.fetch_add(1, Ordering::Relaxed);
             self.push_call_event(pending, EventKind::NotPermitted);
             Err(State::HalfOpen)
         }
     }
 
     /// Completes a permit granted by state `permit_id`.
-    pub(crate) fn complete(&self, permit_id: u64, outcome: Outcome, elapsed: Duration) {
-        let now = self.env.clock.now();
+    pub(crate) fn complete(
+        &self,
+        permit_id: u64,
+        outcome: Outcome,
+        elapsed: Duration,
+        now: Timestamp,
+    ) {
+        let failed = outcome == Outcome::Failure;
+        let mut m = self.lock();
+        if m.state == State::Closed && outcome != Outcome::Ignored && !self.wants_call_events() {
+            // The common case: a CLOSED call, nobody listening. Nothing to publish unless the
+            // call trips the breaker.
+            if let Verdict::Exceeded {
+                failure_rate,
+                slow_call_rate,
+            } = m.metrics.record(failed, elapsed, now)
+            {
+                let mut pending = Pending::new();
+                self.push_exceeded(&mut pending, failure_rate, slow_call_rate);
+                self.enter(
+                    &mut m,
+                    State::Open,
+                    now,
+                    TransitionCause::Evaluation,
+                    &mut pending,
+                );
+                pending.seal(&mut m, now, &self.not_permitted);
+                drop(m);
+                self.publish(&pending, now);
+            }
+            return;
+        }
         let mut pending = Pending::new();
         {
-            let mut m = self.lock();
             let quiet = matches!(m.state, State::Disabled | State::ForcedOpen);
             match outcome {
                 Outcome::Ignored => {
@@ -393,7 +453,6 @@ impl Shared {
                     }
                 }
                 Outcome::Success | Outcome::Failure => {
-                    let failed = outcome == Outcome::Failure;
                     if !quiet {
                         self.push_call_event(
                             &mut pending,
@@ -407,8 +466,9 @@ impl Shared {
                     self.record(&mut m, failed, elapsed, now, &mut pending);
                 }
             }
-            pending.seal(&mut m, now);
+            pending.seal(&mut m, now, &self.not_permitted);
         }
+        drop(m);
         self.publish(&pending, now);
     }
 
@@ -461,7 +521,7 @@ impl Shared {
                 Verdict::BelowThresholds => {
                     self.enter(m, State::Closed, now, TransitionCause::Evaluation, pending)
                 }
-                Verdict::BelowMinimumCalls => {}
+                Verdict::BelowMinimumCalls | Verdict::Unchanged => {}
             },
             State::MetricsOnly => {
                 if let Verdict::Exceeded {
@@ -519,9 +579,11 @@ impl Shared {
                 m.reported_slow_rate = false;
             }
             State::Open => {
-                // OPEN keeps the metrics of the state it came from.
+                // OPEN keeps the metrics (and the not-permitted count) of the state it came from.
                 let wait = config.wait_duration_in_open_state();
                 m.retry_after = now.saturating_add(wait);
+                self.retry_after
+                    .store(m.retry_after.unix_nanos(), Ordering::Release);
                 if config.automatic_transition_from_open_to_half_open_enabled() {
                     self.env.scheduler.schedule(
                         m.retry_after,
@@ -546,6 +608,9 @@ impl Shared {
             }
             State::Disabled | State::ForcedOpen => m.metrics = StateMetrics::empty(config),
         }
+        if to != State::Open {
+            self.not_permitted.store(0, Ordering::Relaxed);
+        }
         self.tag.store(m.id << 3 | to.code(), Ordering::Release);
         if from != to {
             pending.push_with_cause(EventKind::StateTransition { from, to }, Some(cause));
@@ -561,7 +626,7 @@ impl Shared {
                 return Err(IllegalTransition::new(Arc::clone(&self.name), m.state, to));
             }
             self.enter(&mut m, to, now, TransitionCause::Manual, &mut pending);
-            pending.seal(&mut m, now);
+            pending.seal(&mut m, now, &self.not_permitted);
         }
         self.publish(&pending, now);
         Ok(())
@@ -580,7 +645,7 @@ impl Shared {
                 &mut pending,
             );
             pending.push(EventKind::Reset);
-            pending.seal(&mut m, now);
+            pending.seal(&mut m, now, &self.not_permitted);
         }
         self.publish(&pending, now);
     }
@@ -606,7 +671,7 @@ impl Shared {
                 }
                 _ => return,
             }
-            pending.seal(&mut m, now);
+            pending.seal(&mut m, now, &self.not_permitted);
         }
         self.publish(&pending, now);
     }
@@ -654,7 +719,7 @@ impl Shared {
                 TransitionCause::Hint,
                 &mut pending,
             );
-            pending.seal(&mut m, now);
+            pending.seal(&mut m, now, &self.not_permitted);
         }
         self.publish(&pending, now);
         true

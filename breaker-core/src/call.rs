@@ -253,7 +253,5 @@ fn finish<T, E, C: Classify<T, E> + ?Sized>(
     classify: &C,
     result: &Result<T, E>,
 ) {
-    let outcome = classify.classify(result);
-    let elapsed = permit.elapsed();
-    permit.record(outcome, elapsed);
+    permit.finish(classify.classify(result));
 }

@@ -62,8 +62,14 @@ pub(crate) fn duration_nanos(d: Duration) -> u64 {
 
 /// The source of time for breakers, registries and their scheduler.
 ///
-/// Cloning is cheap. Two kinds exist: the system clock, and a [`ManualClock`] for tests (and
-/// for anything else that wants to drive time itself, such as the conformance runner).
+/// Cloning is cheap. Three kinds exist:
+/// - [`Clock::system`], the default: the time as of the last millisecond tick, one atomic load
+///   per reading. A call's duration is measured to within about a millisecond, which is all a
+///   slow-call threshold (default 60 s; seed 003's 2,000 ms) can use, and costs a tenth of
+///   reading the hardware clock, which a protected call does twice.
+/// - [`Clock::precise`]: every reading asks the hardware (the time stamp counter where the
+///   kernel trusts it, else `Instant`), for slow-call thresholds of a few milliseconds or less.
+/// - [`ManualClock`], for tests and for anything else that drives time itself.
 #[derive(Clone, Default)]
 pub struct Clock(Kind);
 
@@ -71,12 +77,16 @@ pub struct Clock(Kind);
 enum Kind {
     #[default]
     System,
+    Precise,
     Manual(ManualClock),
 }
 
+/// The system clock: the wall clock read once, then advanced by a monotonic source.
 struct Anchor {
     wall: u64,
     instant: Instant,
+    #[cfg(target_arch = "x86_64")]
+    tsc: tsc::Calibration,
 }
 
 static ANCHOR: Lazy<Anchor> = Lazy::new(|| Anchor {
@@ -85,26 +95,223 @@ static ANCHOR: Lazy<Anchor> = Lazy::new(|| Anchor {
         .map(duration_nanos)
         .unwrap_or(0),
     instant: Instant::now(),
+    #[cfg(target_arch = "x86_64")]
+    tsc: tsc::Calibration::start(),
 });
 
+impl Anchor {
+    /// Nanoseconds since the Unix epoch by `Instant` (a vDSO `clock_gettime`, about 20-30 ns).
+    fn precise(&self) -> u64 {
+        self.wall
+            .saturating_add(duration_nanos(self.instant.elapsed()))
+    }
+
+    #[inline]
+    fn now(&self) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if let Some(now) = self.tsc.now() {
+                return now;
+            }
+            let precise = self.precise();
+            self.tsc.maybe_finish(self.wall, self.instant);
+            precise
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        self.precise()
+    }
+}
+
+/// The millisecond clock behind [`Clock::system`].
+///
+/// One thread keeps `RECENT` at the precise time, refreshed every millisecond. Readers load it
+/// (and, once per tick at most, note that they did); after `IDLE_TICKS` ticks without a reader
+/// the thread parks, and the next reader takes a precise reading itself and wakes it.
+mod recent {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::thread::{self, Thread};
+    use std::time::Duration;
+
+    use once_cell::sync::OnceCell;
+
+    use super::ANCHOR;
+
+    const TICK: Duration = Duration::from_millis(1);
+    const IDLE_TICKS: u32 = 200;
+
+    static RECENT: AtomicU64 = AtomicU64::new(0);
+    static ACTIVE: AtomicBool = AtomicBool::new(false);
+    static READ: AtomicBool = AtomicBool::new(false);
+    static TICKER: OnceCell<Option<Thread>> = OnceCell::new();
+
+    #[inline]
+    pub(super) fn now() -> u64 {
+        if ACTIVE.load(Ordering::Acquire) {
+            if !READ.load(Ordering::Relaxed) {
+                READ.store(true, Ordering::Relaxed);
+            }
+            return RECENT.load(Ordering::Acquire);
+        }
+        wake()
+    }
+
+    #[cold]
+    fn wake() -> u64 {
+        let now = ANCHOR.now();
+        let now = RECENT.fetch_max(now, Ordering::AcqRel).max(now);
+        READ.store(true, Ordering::Relaxed);
+        let ticker = TICKER.get_or_init(|| {
+            thread::Builder::new()
+                .name("breaker-clock".into())
+                .spawn(tick)
+                .map(|handle| handle.thread().clone())
+                .map_err(|err| {
+                    tracing::error!(error = %err, "breaker: no clock thread; reading the precise clock instead");
+                })
+                .ok()
+        });
+        if let Some(thread) = ticker {
+            ACTIVE.store(true, Ordering::Release);
+            thread.unpark();
+        }
+        now
+    }
+
+    fn tick() {
+        let mut idle = 0;
+        loop {
+            RECENT.fetch_max(ANCHOR.now(), Ordering::AcqRel);
+            if READ.swap(false, Ordering::Relaxed) {
+                idle = 0;
+            } else {
+                idle += 1;
+            }
+            if idle >= IDLE_TICKS {
+                ACTIVE.store(false, Ordering::Release);
+                // A reader that sees ACTIVE false reads the precise clock and unparks us; an
+                // unpark that comes before this park makes it return at once.
+                thread::park();
+                idle = 0;
+                continue;
+            }
+            thread::sleep(TICK);
+        }
+    }
+}
+
+/// The time stamp counter as a clock: about a third of the cost of `Instant::now()` here.
+///
+/// Used only where the kernel itself keeps time with the TSC (its clocksource is `tsc`, which it
+/// picks only for an invariant counter, synchronised across cores). The counter is calibrated
+/// against `Instant` over the first 50 ms after the anchor; until then, and everywhere the TSC is
+/// not trusted, the clock reads `Instant`. Readings continue where `Instant` left off, so a
+/// duration that spans the switch is still right to within the calibration error (parts per
+/// million), far below what a slow-call threshold can tell apart.
+#[cfg(target_arch = "x86_64")]
+mod tsc {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    use once_cell::sync::OnceCell;
+
+    use super::duration_nanos;
+
+    /// How long to count ticks before trusting the rate.
+    const CALIBRATION: Duration = Duration::from_millis(50);
+
+    pub(super) struct Calibration {
+        start_ticks: u64,
+        done: AtomicBool,
+        fitted: OnceCell<Fit>,
+    }
+
+    struct Fit {
+        ticks0: u64,
+        nanos0: u64,
+        /// Nanoseconds per tick as a 32.32 fixed-point number.
+        mult: u64,
+    }
+
+    #[inline]
+    fn ticks() -> u64 {
+        // SAFETY: `rdtsc` reads a register; it has no preconditions on x86_64 and no effect on
+        // memory. (It is `unsafe` only because it is an intrinsic.)
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+
+    impl Calibration {
+        pub(super) fn start() -> Calibration {
+            let trusted = std::fs::read_to_string(
+                "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+            )
+            .map(|s| s.trim() == "tsc")
+            .unwrap_or(false);
+            Calibration {
+                start_ticks: if trusted { ticks() } else { 0 },
+                done: AtomicBool::new(!trusted),
+                fitted: OnceCell::new(),
+            }
+        }
+
+        #[inline]
+        pub(super) fn now(&self) -> Option<u64> {
+            let fit = self.fitted.get()?;
+            let elapsed = ticks().wrapping_sub(fit.ticks0);
+            let nanos = fit
+                .nanos0
+                .saturating_add(((u128::from(elapsed) * u128::from(fit.mult)) >> 32) as u64);
+            Some(nanos)
+        }
+
+        #[cold]
+        pub(super) fn maybe_finish(&self, wall: u64, instant: Instant) {
+            if self.done.load(Ordering::Relaxed) {
+                return;
+            }
+            let since = instant.elapsed();
+            if since < CALIBRATION {
+                return;
+            }
+            if self.done.swap(true, Ordering::AcqRel) {
+                return;
+            }
+            let t1 = ticks();
+            let since = instant.elapsed();
+            let ticks = t1.wrapping_sub(self.start_ticks);
+            if ticks == 0 {
+                return;
+            }
+            let mult = ((u128::from(duration_nanos(since)) << 32) / u128::from(ticks)) as u64;
+            let nanos0 = wall.saturating_add(duration_nanos(since));
+            let _ = self.fitted.set(Fit {
+                ticks0: t1,
+                nanos0,
+                mult,
+            });
+        }
+    }
+}
+
 impl Clock {
-    /// The system clock (monotonic, anchored to the wall clock once per process).
+    /// The system clock at millisecond resolution (monotonic, anchored to the wall clock once
+    /// per process). A background thread ticks it every millisecond while it is being read and
+    /// sleeps after 200 ms without a reading.
     pub fn system() -> Clock {
         Clock(Kind::System)
+    }
+
+    /// The system clock at the hardware's resolution: each reading costs about as much as
+    /// `Instant::now()` (less where the time stamp counter can be used).
+    pub fn precise() -> Clock {
+        Clock(Kind::Precise)
     }
 
     /// The current time.
     #[inline]
     pub fn now(&self) -> Timestamp {
         match &self.0 {
-            Kind::System => {
-                let anchor = &*ANCHOR;
-                Timestamp(
-                    anchor
-                        .wall
-                        .saturating_add(duration_nanos(anchor.instant.elapsed())),
-                )
-            }
+            Kind::System => Timestamp(recent::now()),
+            Kind::Precise => Timestamp(ANCHOR.now()),
             Kind::Manual(manual) => manual.now(),
         }
     }
@@ -112,7 +319,7 @@ impl Clock {
     /// The manual clock behind this clock, if it is one.
     pub fn as_manual(&self) -> Option<&ManualClock> {
         match &self.0 {
-            Kind::System => None,
+            Kind::System | Kind::Precise => None,
             Kind::Manual(manual) => Some(manual),
         }
     }
@@ -128,6 +335,7 @@ impl fmt::Debug for Clock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             Kind::System => f.write_str("Clock::System"),
+            Kind::Precise => f.write_str("Clock::Precise"),
             Kind::Manual(manual) => f.debug_tuple("Clock::Manual").field(&manual.now()).finish(),
         }
     }

@@ -58,27 +58,39 @@ impl<'a> Permit<'a> {
     }
 
     /// Records the call's outcome with a duration measured by the caller.
-    pub fn record(mut self, outcome: Outcome, elapsed: Duration) {
-        self.done = true;
-        self.breaker.complete(self.state_id, outcome, elapsed);
+    pub fn record(self, outcome: Outcome, elapsed: Duration) {
+        let now = self.breaker.clock().now();
+        self.complete(outcome, elapsed, now);
+    }
+
+    /// Records the outcome of a call that took the time since the permit was granted (one
+    /// clock read).
+    #[inline]
+    pub fn finish(self, outcome: Outcome) {
+        let now = self.breaker.clock().now();
+        let elapsed = now.saturating_duration_since(self.start);
+        self.complete(outcome, elapsed, now);
     }
 
     /// Records a success that took the time since the permit was granted.
     pub fn success(self) {
-        let elapsed = self.elapsed();
-        self.record(Outcome::Success, elapsed);
+        self.finish(Outcome::Success);
     }
 
     /// Records a failure that took the time since the permit was granted.
     pub fn failure(self) {
-        let elapsed = self.elapsed();
-        self.record(Outcome::Failure, elapsed);
+        self.finish(Outcome::Failure);
     }
 
     /// Records an ignored error: neither success nor failure.
     pub fn ignore(self) {
-        let elapsed = self.elapsed();
-        self.record(Outcome::Ignored, elapsed);
+        self.finish(Outcome::Ignored);
+    }
+
+    #[inline]
+    fn complete(mut self, outcome: Outcome, elapsed: Duration, now: Timestamp) {
+        self.done = true;
+        self.breaker.complete(self.state_id, outcome, elapsed, now);
     }
 
     /// Gives the permit back without recording anything (what dropping it does).

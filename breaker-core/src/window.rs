@@ -64,9 +64,12 @@ impl CountWindow {
         }
     }
 
-    fn record(&mut self, outcome: u8) {
+    /// Records one outcome; returns whether the totals changed (they do not when the evicted
+    /// call had the same outcome).
+    #[inline]
+    fn record(&mut self, outcome: u8) -> bool {
         if self.slots.is_empty() {
-            return;
+            return false;
         }
         self.head = if self.head + 1 == self.slots.len() {
             0
@@ -74,10 +77,14 @@ impl CountWindow {
             self.head + 1
         };
         let evicted = std::mem::replace(&mut self.slots[self.head], outcome);
+        if evicted == outcome {
+            return false;
+        }
         if evicted != EMPTY {
             self.totals.remove_one(evicted);
         }
         self.totals.add(outcome);
+        true
     }
 }
 
@@ -148,6 +155,9 @@ enum Window {
 /// The result of checking the thresholds after a recorded call.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Verdict {
+    /// The window's totals did not change (a full count window evicted a call with the same
+    /// outcome), so the last verdict stands; it was no reason to leave the state then either.
+    Unchanged,
     /// Fewer calls than the minimum: no rate, no decision.
     BelowMinimumCalls,
     /// Rates computed, neither threshold reached.
@@ -159,7 +169,8 @@ pub(crate) enum Verdict {
     },
 }
 
-/// What a state measures: its window, its minimum number of calls and its not-permitted count.
+/// What a state measures: its window and its minimum number of calls. (Its not-permitted count
+/// lives beside it in the breaker, as an atomic that the OPEN fast path updates without a lock.)
 ///
 /// Resilience4j gives every state its own metrics object, and some states inherit the previous
 /// state's (OPEN keeps the window that tripped it); this type is that object.
@@ -170,7 +181,6 @@ pub(crate) struct StateMetrics {
     failure_threshold: f32,
     slow_threshold: f32,
     slow_nanos: u64,
-    pub(crate) not_permitted: u64,
 }
 
 impl StateMetrics {
@@ -209,18 +219,22 @@ impl StateMetrics {
             failure_threshold: config.failure_rate_threshold(),
             slow_threshold: config.slow_call_rate_threshold(),
             slow_nanos: duration_nanos(config.slow_call_duration_threshold()),
-            not_permitted: 0,
         }
     }
 
     /// Records one call and checks the thresholds.
+    #[inline]
     pub(crate) fn record(&mut self, failed: bool, elapsed: Duration, now: Timestamp) -> Verdict {
         let mut outcome = if failed { FAILED } else { 0 };
         if duration_nanos(elapsed) > self.slow_nanos {
             outcome |= SLOW;
         }
         match &mut self.window {
-            Window::Count(w) => w.record(outcome),
+            Window::Count(w) => {
+                if !w.record(outcome) {
+                    return Verdict::Unchanged;
+                }
+            }
             Window::Time(w) => w.record(outcome, now),
         }
         self.verdict(now)
@@ -395,10 +409,7 @@ mod tests {
     #[test]
     fn empty_window_records_nothing() {
         let mut m = StateMetrics::empty(&Config::default());
-        assert_eq!(
-            m.record(true, Duration::ZERO, T0),
-            Verdict::BelowMinimumCalls
-        );
+        assert_eq!(m.record(true, Duration::ZERO, T0), Verdict::Unchanged);
         assert_eq!(m.totals(T0), Totals::default());
     }
 }

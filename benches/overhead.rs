@@ -1,0 +1,382 @@
+//! The protected call's overhead, side by side with the Rust peers and the hardware floor, in
+//! one run; and the memory a breaker takes.
+//!
+//! ```text
+//! cargo bench --bench overhead                      # full run
+//! BREAKER_BENCH_QUICK=1 cargo bench --bench overhead  # quick run, well under 2 minutes
+//! ```
+//!
+//! Every figure is the median of many samples of a tight loop. The machines this runs on are
+//! shared and noisy, so only the ratios within one run mean anything.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Barrier;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use breaker::{Config, Registry, SlidingWindowType};
+
+/// Counts live heap bytes, for the memory figures.
+struct Counting;
+
+static LIVE: AtomicI64 = AtomicI64::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as i64, Ordering::Relaxed);
+        // SAFETY: the caller's contract for `alloc` is passed on as is.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as i64, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+struct Plan {
+    iters: u64,
+    samples: usize,
+}
+
+/// Median nanoseconds per call of `f`.
+fn measure(plan: &Plan, mut f: impl FnMut()) -> f64 {
+    for _ in 0..plan.iters {
+        f();
+    }
+    let mut per_call: Vec<f64> = (0..plan.samples)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..plan.iters {
+                f();
+            }
+            start.elapsed().as_nanos() as f64 / plan.iters as f64
+        })
+        .collect();
+    median(&mut per_call)
+}
+
+/// Median nanoseconds per call of `f`, per thread, with two threads calling it at once.
+fn measure_two_threads(plan: &Plan, f: impl Fn() + Sync) -> f64 {
+    let mut per_call: Vec<f64> = (0..plan.samples.div_ceil(3))
+        .map(|_| {
+            let barrier = Barrier::new(2);
+            let times: Vec<Duration> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..2)
+                    .map(|_| {
+                        s.spawn(|| {
+                            barrier.wait();
+                            let start = Instant::now();
+                            for _ in 0..plan.iters {
+                                f();
+                            }
+                            start.elapsed()
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let slowest = times.into_iter().max().unwrap();
+            slowest.as_nanos() as f64 / plan.iters as f64
+        })
+        .collect();
+    median(&mut per_call)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Polls a future that is ready at once (no runtime, so none of its cost is measured).
+fn block_on<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+struct Table {
+    rows: Vec<(&'static str, &'static str, f64)>,
+}
+
+impl Table {
+    fn add(&mut self, group: &'static str, name: &'static str, ns: f64) {
+        println!("  {group:<28} {name:<34} {ns:>9.1} ns");
+        self.rows.push((group, name, ns));
+    }
+
+    fn get(&self, group: &str, name: &str) -> Option<f64> {
+        self.rows
+            .iter()
+            .find(|(g, n, _)| *g == group && *n == name)
+            .map(|r| r.2)
+    }
+
+    fn print_ratios(&self) {
+        println!("\nRatios in this run (breaker's time / the other's; below 1.00 is faster):");
+        let groups: Vec<&str> = {
+            let mut g: Vec<&str> = self.rows.iter().map(|r| r.0).collect();
+            g.dedup();
+            g
+        };
+        for group in groups {
+            let Some(ours) = self.get(group, "breaker") else {
+                continue;
+            };
+            let others: Vec<String> = self
+                .rows
+                .iter()
+                .filter(|(g, n, _)| *g == group && *n != "breaker")
+                .map(|(_, n, ns)| format!("{n} {:.2}", ours / ns))
+                .collect();
+            println!("  {group:<28} {}", others.join(", "));
+        }
+    }
+}
+
+fn breaker_config() -> Config {
+    // Resilience4j's defaults: a 100-call window, slow-call detection at 60 s.
+    Config::default()
+}
+
+fn main() {
+    let quick = std::env::var_os("BREAKER_BENCH_QUICK").is_some();
+    let plan = if quick {
+        Plan {
+            iters: 200_000,
+            samples: 15,
+        }
+    } else {
+        Plan {
+            iters: 1_000_000,
+            samples: 41,
+        }
+    };
+    println!(
+        "breaker overhead bench ({} mode: {} samples of {} calls, median ns per call)\n",
+        if quick { "quick" } else { "full" },
+        plan.samples,
+        plan.iters
+    );
+    let mut t = Table { rows: Vec::new() };
+    let counter = AtomicU64::new(0);
+
+    // Floors.
+    t.add("floor", "bare call", measure(&plan, || {
+        let _ = black_box(black_box(|| Ok::<u64, ()>(1))());
+    }));
+    t.add("floor", "AtomicU64::fetch_add", measure(&plan, || {
+        black_box(counter.fetch_add(1, Ordering::Relaxed));
+    }));
+    t.add("floor", "Instant::now()", measure(&plan, || {
+        black_box(Instant::now());
+    }));
+    let clock = breaker::Clock::system();
+    t.add("floor", "breaker Clock::now()", measure(&plan, || {
+        black_box(clock.now());
+    }));
+
+    // sync CLOSED success.
+    let registry = Registry::builder().default_config(breaker_config()).build();
+    let ours = registry.breaker("bench");
+    let recloser = recloser::Recloser::custom().build();
+    let failsafe = failsafe::Config::new().build();
+    let g = "sync CLOSED success";
+    t.add(g, "breaker", measure(&plan, || {
+        black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+    }));
+    t.add(g, "recloser 1.4", measure(&plan, || {
+        black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+    }));
+    t.add(g, "failsafe 1.3", measure(&plan, || {
+        use failsafe::CircuitBreaker as _;
+        black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+    }));
+
+    // sync CLOSED, half the calls failing (thresholds set so nothing opens).
+    let half_registry = Registry::builder()
+        .default_config(
+            Config::builder()
+                .failure_rate_threshold(100.0)
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let ours_half = half_registry.breaker("bench-half");
+    let recloser_half = recloser::Recloser::custom().error_rate(0.99).build();
+    let failsafe_half = failsafe::Config::new()
+        .failure_policy(failsafe::failure_policy::success_rate_over_time_window(
+            0.01,
+            0,
+            Duration::from_secs(30),
+            failsafe::backoff::constant(Duration::from_secs(3600)),
+        ))
+        .build();
+    let g = "sync CLOSED 50% failures";
+    let mut flip = false;
+    t.add(g, "breaker", measure(&plan, || {
+        flip = !flip;
+        let fail = flip;
+        black_box(ours_half.call_sync(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+    }));
+    t.add(g, "recloser 1.4", measure(&plan, || {
+        flip = !flip;
+        let fail = flip;
+        black_box(recloser_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+    }));
+    t.add(g, "failsafe 1.3", measure(&plan, || {
+        use failsafe::CircuitBreaker as _;
+        flip = !flip;
+        let fail = flip;
+        black_box(failsafe_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+    }));
+
+    // OPEN rejection.
+    let open_registry = Registry::builder()
+        .default_config(
+            Config::builder()
+                .sliding_window_size(1)
+                .minimum_number_of_calls(1)
+                .wait_duration_in_open_state(Duration::from_secs(3600))
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let ours_open = open_registry.breaker("bench-open");
+    let _ = ours_open.call_sync(|| Err::<(), _>(()));
+    assert_eq!(ours_open.state(), breaker::State::Open);
+    let recloser_open = recloser::Recloser::custom()
+        .closed_len(1)
+        .open_wait(Duration::from_secs(3600))
+        .build();
+    let _ = recloser_open.call(|| Err::<(), _>(()));
+    let failsafe_open = failsafe::Config::new()
+        .failure_policy(failsafe::failure_policy::consecutive_failures(
+            1,
+            failsafe::backoff::constant(Duration::from_secs(3600)),
+        ))
+        .build();
+    {
+        use failsafe::CircuitBreaker as _;
+        let _ = failsafe_open.call(|| Err::<(), _>(()));
+        assert!(!failsafe_open.is_call_permitted());
+    }
+    let g = "OPEN rejection";
+    t.add(g, "breaker", measure(&plan, || {
+        black_box(ours_open.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+    }));
+    t.add(g, "recloser 1.4", measure(&plan, || {
+        black_box(recloser_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+    }));
+    t.add(g, "failsafe 1.3", measure(&plan, || {
+        use failsafe::CircuitBreaker as _;
+        black_box(failsafe_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+    }));
+
+    // async CLOSED success (futures ready at once, polled without a runtime).
+    let async_recloser = recloser::AsyncRecloser::from(recloser::Recloser::custom().build());
+    let failsafe_async = failsafe::Config::new().build();
+    let g = "async CLOSED success";
+    t.add(g, "breaker", measure(&plan, || {
+        black_box(block_on(ours.call(async { Ok::<u64, ()>(black_box(1)) }))).ok();
+    }));
+    t.add(g, "recloser 1.4", measure(&plan, || {
+        black_box(block_on(
+            async_recloser.call(async { Ok::<u64, ()>(black_box(1)) }),
+        ))
+        .ok();
+    }));
+    t.add(g, "failsafe 1.3", measure(&plan, || {
+        use failsafe::futures::CircuitBreaker as _;
+        black_box(block_on(
+            failsafe_async.call(async { Ok::<u64, ()>(black_box(1)) }),
+        ))
+        .ok();
+    }));
+
+    // Two threads on one breaker, CLOSED success, per thread.
+    let g = "2 threads CLOSED (per thread)";
+    let shared = AtomicU64::new(0);
+    t.add(g, "AtomicU64::fetch_add", measure_two_threads(&plan, || {
+        black_box(shared.fetch_add(1, Ordering::Relaxed));
+    }));
+    t.add(g, "breaker", measure_two_threads(&plan, || {
+        black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+    }));
+    t.add(g, "recloser 1.4", measure_two_threads(&plan, || {
+        black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+    }));
+    t.add(g, "failsafe 1.3", measure_two_threads(&plan, || {
+        use failsafe::CircuitBreaker as _;
+        black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+    }));
+
+    t.print_ratios();
+    memory();
+}
+
+fn live() -> i64 {
+    LIVE.load(Ordering::Relaxed)
+}
+
+fn rss_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+fn memory() {
+    println!("\nMemory (heap bytes, counted by a global allocator):");
+    let registry = Registry::builder().build();
+    let count_cfg = Config::builder()
+        .sliding_window(SlidingWindowType::CountBased, 100, 100)
+        .build()
+        .unwrap();
+    let time_cfg = Config::builder()
+        .sliding_window(SlidingWindowType::TimeBased, 60, 100)
+        .build()
+        .unwrap();
+    let before = live();
+    let count = breaker::CircuitBreaker::new("count-100", count_cfg);
+    let after_count = live();
+    let time = breaker::CircuitBreaker::new("time-60s", time_cfg);
+    let after_time = live();
+    println!("  one breaker, COUNT_BASED(100):  {} bytes", after_count - before);
+    println!("  one breaker, TIME_BASED(60 s):  {} bytes", after_time - after_count);
+    for _ in 0..100_000 {
+        let _ = count.call_sync(|| Ok::<(), ()>(()));
+        let _ = time.call_sync(|| Err::<(), ()>(()));
+    }
+    println!(
+        "  the same two after 100,000 calls each: {} bytes (no growth: {})",
+        live() - before,
+        live() - before == after_time - before
+    );
+    let keyed = registry.keyed::<u64>("per-key");
+    let rss0 = rss_bytes();
+    let live0 = live();
+    for key in 0..100_000u64 {
+        black_box(keyed.get(&key));
+    }
+    let heap = live() - live0;
+    println!(
+        "  100,000 keyed breakers (default COUNT_BASED(100)): {} bytes on the heap, {} bytes each",
+        heap,
+        heap / 100_000
+    );
+    if let (Some(a), Some(b)) = (rss0, rss_bytes()) {
+        println!("  resident set growth for them: {} bytes", b.saturating_sub(a));
+    }
+}
