@@ -174,19 +174,35 @@ fn main() {
     let counter = AtomicU64::new(0);
 
     // Floors.
-    t.add("floor", "bare call", measure(&plan, || {
-        let _ = black_box(black_box(|| Ok::<u64, ()>(1))());
-    }));
-    t.add("floor", "AtomicU64::fetch_add", measure(&plan, || {
-        black_box(counter.fetch_add(1, Ordering::Relaxed));
-    }));
-    t.add("floor", "Instant::now()", measure(&plan, || {
-        black_box(Instant::now());
-    }));
+    t.add(
+        "floor",
+        "bare call",
+        measure(&plan, || {
+            let _ = black_box(black_box(|| Ok::<u64, ()>(1))());
+        }),
+    );
+    t.add(
+        "floor",
+        "AtomicU64::fetch_add",
+        measure(&plan, || {
+            black_box(counter.fetch_add(1, Ordering::Relaxed));
+        }),
+    );
+    t.add(
+        "floor",
+        "Instant::now()",
+        measure(&plan, || {
+            black_box(Instant::now());
+        }),
+    );
     let clock = breaker::Clock::system();
-    t.add("floor", "breaker Clock::now()", measure(&plan, || {
-        black_box(clock.now());
-    }));
+    t.add(
+        "floor",
+        "breaker Clock::now()",
+        measure(&plan, || {
+            black_box(clock.now());
+        }),
+    );
 
     // sync CLOSED success.
     let registry = Registry::builder().default_config(breaker_config()).build();
@@ -194,16 +210,28 @@ fn main() {
     let recloser = recloser::Recloser::custom().build();
     let failsafe = failsafe::Config::new().build();
     let g = "sync CLOSED success";
-    t.add(g, "breaker", measure(&plan, || {
-        black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
-    }));
-    t.add(g, "recloser 1.4", measure(&plan, || {
-        black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-    }));
-    t.add(g, "failsafe 1.3", measure(&plan, || {
-        use failsafe::CircuitBreaker as _;
-        black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-    }));
+    t.add(
+        g,
+        "breaker",
+        measure(&plan, || {
+            black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+    );
+    t.add(
+        g,
+        "recloser 1.4",
+        measure(&plan, || {
+            black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+    );
+    t.add(
+        g,
+        "failsafe 1.3",
+        measure(&plan, || {
+            use failsafe::CircuitBreaker as _;
+            black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+    );
 
     // sync CLOSED, half the calls failing (thresholds set so nothing opens).
     let half_registry = Registry::builder()
@@ -226,22 +254,34 @@ fn main() {
         .build();
     let g = "sync CLOSED 50% failures";
     let mut flip = false;
-    t.add(g, "breaker", measure(&plan, || {
-        flip = !flip;
-        let fail = flip;
-        black_box(ours_half.call_sync(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-    }));
-    t.add(g, "recloser 1.4", measure(&plan, || {
-        flip = !flip;
-        let fail = flip;
-        black_box(recloser_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-    }));
-    t.add(g, "failsafe 1.3", measure(&plan, || {
-        use failsafe::CircuitBreaker as _;
-        flip = !flip;
-        let fail = flip;
-        black_box(failsafe_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-    }));
+    t.add(
+        g,
+        "breaker",
+        measure(&plan, || {
+            flip = !flip;
+            let fail = flip;
+            black_box(ours_half.call_sync(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+        }),
+    );
+    t.add(
+        g,
+        "recloser 1.4",
+        measure(&plan, || {
+            flip = !flip;
+            let fail = flip;
+            black_box(recloser_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+        }),
+    );
+    t.add(
+        g,
+        "failsafe 1.3",
+        measure(&plan, || {
+            use failsafe::CircuitBreaker as _;
+            flip = !flip;
+            let fail = flip;
+            black_box(failsafe_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+        }),
+    );
 
     // OPEN rejection.
     let open_registry = Registry::builder()
@@ -274,54 +314,94 @@ fn main() {
         assert!(!failsafe_open.is_call_permitted());
     }
     let g = "OPEN rejection";
-    t.add(g, "breaker", measure(&plan, || {
-        black_box(ours_open.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
-    }));
-    t.add(g, "recloser 1.4", measure(&plan, || {
-        black_box(recloser_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-    }));
-    t.add(g, "failsafe 1.3", measure(&plan, || {
-        use failsafe::CircuitBreaker as _;
-        black_box(failsafe_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-    }));
+    t.add(
+        g,
+        "breaker",
+        measure(&plan, || {
+            black_box(ours_open.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+    );
+    t.add(
+        g,
+        "recloser 1.4",
+        measure(&plan, || {
+            black_box(recloser_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+    );
+    t.add(
+        g,
+        "failsafe 1.3",
+        measure(&plan, || {
+            use failsafe::CircuitBreaker as _;
+            black_box(failsafe_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+    );
 
     // async CLOSED success (futures ready at once, polled without a runtime).
     let async_recloser = recloser::AsyncRecloser::from(recloser::Recloser::custom().build());
     let failsafe_async = failsafe::Config::new().build();
     let g = "async CLOSED success";
-    t.add(g, "breaker", measure(&plan, || {
-        black_box(block_on(ours.call(async { Ok::<u64, ()>(black_box(1)) }))).ok();
-    }));
-    t.add(g, "recloser 1.4", measure(&plan, || {
-        black_box(block_on(
-            async_recloser.call(async { Ok::<u64, ()>(black_box(1)) }),
-        ))
-        .ok();
-    }));
-    t.add(g, "failsafe 1.3", measure(&plan, || {
-        use failsafe::futures::CircuitBreaker as _;
-        black_box(block_on(
-            failsafe_async.call(async { Ok::<u64, ()>(black_box(1)) }),
-        ))
-        .ok();
-    }));
+    t.add(
+        g,
+        "breaker",
+        measure(&plan, || {
+            black_box(block_on(ours.call(async { Ok::<u64, ()>(black_box(1)) }))).ok();
+        }),
+    );
+    t.add(
+        g,
+        "recloser 1.4",
+        measure(&plan, || {
+            black_box(block_on(
+                async_recloser.call(async { Ok::<u64, ()>(black_box(1)) }),
+            ))
+            .ok();
+        }),
+    );
+    t.add(
+        g,
+        "failsafe 1.3",
+        measure(&plan, || {
+            use failsafe::futures::CircuitBreaker as _;
+            black_box(block_on(
+                failsafe_async.call(async { Ok::<u64, ()>(black_box(1)) }),
+            ))
+            .ok();
+        }),
+    );
 
     // Two threads on one breaker, CLOSED success, per thread.
     let g = "2 threads CLOSED (per thread)";
     let shared = AtomicU64::new(0);
-    t.add(g, "AtomicU64::fetch_add", measure_two_threads(&plan, || {
-        black_box(shared.fetch_add(1, Ordering::Relaxed));
-    }));
-    t.add(g, "breaker", measure_two_threads(&plan, || {
-        black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
-    }));
-    t.add(g, "recloser 1.4", measure_two_threads(&plan, || {
-        black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-    }));
-    t.add(g, "failsafe 1.3", measure_two_threads(&plan, || {
-        use failsafe::CircuitBreaker as _;
-        black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-    }));
+    t.add(
+        g,
+        "AtomicU64::fetch_add",
+        measure_two_threads(&plan, || {
+            black_box(shared.fetch_add(1, Ordering::Relaxed));
+        }),
+    );
+    t.add(
+        g,
+        "breaker",
+        measure_two_threads(&plan, || {
+            black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+    );
+    t.add(
+        g,
+        "recloser 1.4",
+        measure_two_threads(&plan, || {
+            black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+    );
+    t.add(
+        g,
+        "failsafe 1.3",
+        measure_two_threads(&plan, || {
+            use failsafe::CircuitBreaker as _;
+            black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+    );
 
     t.print_ratios();
     memory();
@@ -353,8 +433,14 @@ fn memory() {
     let after_count = live();
     let time = breaker::CircuitBreaker::new("time-60s", time_cfg);
     let after_time = live();
-    println!("  one breaker, COUNT_BASED(100):  {} bytes", after_count - before);
-    println!("  one breaker, TIME_BASED(60 s):  {} bytes", after_time - after_count);
+    println!(
+        "  one breaker, COUNT_BASED(100):  {} bytes",
+        after_count - before
+    );
+    println!(
+        "  one breaker, TIME_BASED(60 s):  {} bytes",
+        after_time - after_count
+    );
     for _ in 0..100_000 {
         let _ = count.call_sync(|| Ok::<(), ()>(()));
         let _ = time.call_sync(|| Err::<(), ()>(()));
@@ -377,6 +463,9 @@ fn memory() {
         heap / 100_000
     );
     if let (Some(a), Some(b)) = (rss0, rss_bytes()) {
-        println!("  resident set growth for them: {} bytes", b.saturating_sub(a));
+        println!(
+            "  resident set growth for them: {} bytes",
+            b.saturating_sub(a)
+        );
     }
 }

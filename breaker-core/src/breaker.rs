@@ -53,7 +53,7 @@ pub struct CircuitBreaker {
 }
 
 pub(crate) struct Shared {
-    name: Arc<str>,
+    name: &'static str,
     config: Config,
     env: Arc<Env>,
     /// `state_id << 3 | state code`: the current state, readable without the lock.
@@ -79,6 +79,9 @@ struct Machine {
     retry_after: Timestamp,
     /// HALF_OPEN: trial permits left.
     trials_left: u32,
+    /// Whether this breaker has any evidence of its own: a recorded call, or a transition that
+    /// no hint caused. A hint may open only a breaker without it (seed 000's addendum).
+    has_history: bool,
     /// METRICS_ONLY: which "rate exceeded" events were published already.
     reported_failure_rate: bool,
     reported_slow_rate: bool,
@@ -183,11 +186,12 @@ impl CircuitBreaker {
             metrics: StateMetrics::closed(&config, now),
             retry_after: now,
             trials_left: 0,
+            has_history: false,
             reported_failure_rate: false,
             reported_slow_rate: false,
         };
         let shared = Arc::new_cyclic(|this| Shared {
-            name: Arc::from(name),
+            name: crate::name::intern(name),
             config,
             env,
             tag: AtomicU64::new(State::Closed.code()),
@@ -201,8 +205,8 @@ impl CircuitBreaker {
     }
 
     /// The breaker's name.
-    pub fn name(&self) -> &str {
-        &self.shared.name
+    pub fn name(&self) -> &'static str {
+        self.shared.name
     }
 
     /// The breaker's configuration.
@@ -310,8 +314,11 @@ impl CircuitBreaker {
     }
 
     /// Opens the breaker on another process's advisory hint, only if it is CLOSED and has no
-    /// local call history at all (no success or failure in its window), as seed 000's addendum
-    /// requires; returns whether it opened. The transition's cause is
+    /// local history at all, as seed 000's addendum requires; returns whether it opened. Local
+    /// history is any call this breaker recorded (success or failure, even one that has since
+    /// left the window) and any transition a hint did not cause, so a breaker that recovered
+    /// through its own half-open trials (and so has an empty, fresh window) is never re-opened
+    /// by a stale hint. The transition's cause is
     /// [`TransitionCause::Hint`], so it is never mistaken for local evidence.
     pub fn open_from_hint(&self) -> bool {
         self.shared.open_from_hint()
@@ -322,6 +329,12 @@ impl CircuitBreaker {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
 }
+
+// A panic anywhere (in a protected call, a listener, a fallback) cannot leave a breaker broken:
+// no user code runs while its lock is held, listeners' panics are caught, and a panicking call
+// records a failure before the panic goes on. So a breaker is safe to use across unwinding.
+impl std::panic::UnwindSafe for CircuitBreaker {}
+impl std::panic::RefUnwindSafe for CircuitBreaker {}
 
 impl fmt::Debug for CircuitBreaker {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -342,8 +355,8 @@ impl Shared {
         &self.env.clock
     }
 
-    pub(crate) fn name(&self) -> &Arc<str> {
-        &self.name
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
     }
 
     fn wants_call_events(&self) -> bool {
@@ -385,8 +398,8 @@ impl Shared {
     /// The error for a rejected call (and its rate-limited log line).
     #[inline]
     fn not_permitted_error(&self, state: State) -> CallNotPermitted {
-        tracing::debug!(breaker = %self.name, state = %state, "call not permitted");
-        CallNotPermitted::new(Arc::clone(&self.name), state)
+        crate::reject_log::not_permitted(self, state);
+        CallNotPermitted::new(self.name, state)
     }
 
     /// Publishes a rejection made on the lock-free OPEN path.
@@ -414,18 +427,21 @@ impl Shared {
         &self,
         permit_id: u64,
         outcome: Outcome,
-        elapsed: Duration,
+        elapsed_nanos: u64,
         now: Timestamp,
     ) {
         let failed = outcome == Outcome::Failure;
         let mut m = self.lock();
+        if outcome != Outcome::Ignored {
+            m.has_history = true;
+        }
         if m.state == State::Closed && outcome != Outcome::Ignored && !self.wants_call_events() {
             // The common case: a CLOSED call, nobody listening. Nothing to publish unless the
             // call trips the breaker.
             if let Verdict::Exceeded {
                 failure_rate,
                 slow_call_rate,
-            } = m.metrics.record(failed, elapsed, now)
+            } = m.metrics.record(failed, elapsed_nanos, now)
             {
                 let mut pending = Pending::new();
                 self.push_exceeded(&mut pending, failure_rate, slow_call_rate);
@@ -442,6 +458,7 @@ impl Shared {
             }
             return;
         }
+        let elapsed = Duration::from_nanos(elapsed_nanos);
         let mut pending = Pending::new();
         {
             let quiet = matches!(m.state, State::Disabled | State::ForcedOpen);
@@ -463,7 +480,7 @@ impl Shared {
                             },
                         );
                     }
-                    self.record(&mut m, failed, elapsed, now, &mut pending);
+                    self.record(&mut m, failed, elapsed_nanos, now, &mut pending);
                 }
             }
             pending.seal(&mut m, now, &self.not_permitted);
@@ -492,7 +509,7 @@ impl Shared {
         &self,
         m: &mut Machine,
         failed: bool,
-        elapsed: Duration,
+        elapsed: u64,
         now: Timestamp,
         pending: &mut Pending,
     ) {
@@ -568,6 +585,7 @@ impl Shared {
     ) {
         let from = m.state;
         debug_assert!(from.can_transition_to(to));
+        m.has_history |= cause != TransitionCause::Hint;
         m.id += 1;
         m.state = to;
         let config = &self.config;
@@ -623,7 +641,7 @@ impl Shared {
         {
             let mut m = self.lock();
             if !m.state.can_transition_to(to) {
-                return Err(IllegalTransition::new(Arc::clone(&self.name), m.state, to));
+                return Err(IllegalTransition::new(self.name, m.state, to));
             }
             self.enter(&mut m, to, now, TransitionCause::Manual, &mut pending);
             pending.seal(&mut m, now, &self.not_permitted);
@@ -694,7 +712,7 @@ impl Shared {
                 );
             }
             if listen {
-                let event = Event::new(Arc::clone(&self.name), now, kind, cause, metrics);
+                let event = Event::new(self.name, now, kind, cause, metrics);
                 self.listeners.publish(&event);
                 self.env.listeners.publish(&event);
             }
@@ -709,7 +727,7 @@ impl Shared {
         let mut pending = Pending::new();
         {
             let mut m = self.lock();
-            if m.state != State::Closed || m.metrics.totals(now).calls != 0 {
+            if m.has_history || m.state != State::Closed || m.metrics.totals(now).calls != 0 {
                 return false;
             }
             self.enter(

@@ -195,7 +195,7 @@ impl CircuitBreaker {
                         let elapsed = permit.elapsed().max(limit);
                         permit.record(Outcome::Failure, elapsed);
                     }
-                    let name = self.shared.name().clone();
+                    let name = self.shared.name();
                     return Err(CallError::TimedOut(CallTimedOut::new(name, limit)));
                 }
             },

@@ -1,8 +1,12 @@
 //! A breaker's configuration, with Spring's key names and Resilience4j's defaults.
 
+use std::any::Any;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::call::{Classifier, Classify};
+use crate::permit::Outcome;
 use crate::state::State;
 
 /// How the sliding window that computes the rates in CLOSED is measured.
@@ -60,6 +64,12 @@ pub mod keys {
         "transition-to-state-after-wait-duration";
     /// An async call running longer than this is cancelled and recorded as a failure.
     pub const TIMEOUT_DURATION: &str = "timeout-duration";
+    /// Error kinds that count as failures; when set, other errors count as successes.
+    pub const RECORD_EXCEPTIONS: &str = "record-exceptions";
+    /// Error kinds that count as neither success nor failure.
+    pub const IGNORE_EXCEPTIONS: &str = "ignore-exceptions";
+    /// In a configuration file: the shared config an entry starts from.
+    pub const BASE_CONFIG: &str = "base-config";
 }
 
 /// Largest `sliding-window-size` accepted for a count-based window (one byte per call).
@@ -87,6 +97,8 @@ pub struct Config {
     max_wait_duration_in_half_open_state: Duration,
     transition_to_state_after_wait_duration: State,
     timeout_duration: Option<Duration>,
+    record_exceptions: Arc<[ErrorKind]>,
+    ignore_exceptions: Arc<[ErrorKind]>,
 }
 
 impl Default for Config {
@@ -104,6 +116,8 @@ impl Default for Config {
             max_wait_duration_in_half_open_state: Duration::ZERO,
             transition_to_state_after_wait_duration: State::Open,
             timeout_duration: None,
+            record_exceptions: Arc::from([]),
+            ignore_exceptions: Arc::from([]),
         }
     }
 }
@@ -175,6 +189,184 @@ impl Config {
     /// a Tokio runtime with time enabled; synchronous calls cannot be cancelled and ignore it.
     pub fn timeout_duration(&self) -> Option<Duration> {
         self.timeout_duration
+    }
+    /// `record-exceptions` (default none): when set, only errors of these kinds are failures and
+    /// every other error (not ignored) is a success, as in Resilience4j.
+    pub fn record_exceptions(&self) -> &[ErrorKind] {
+        &self.record_exceptions
+    }
+    /// `ignore-exceptions` (default none): errors of these kinds count as neither success nor
+    /// failure. An error that is both recorded and ignored is ignored.
+    pub fn ignore_exceptions(&self) -> &[ErrorKind] {
+        &self.ignore_exceptions
+    }
+
+    /// A [`Classify`] that applies `record-exceptions` and `ignore-exceptions` to a call's error,
+    /// and otherwise records every error as a failure. Use
+    /// [`ConfiguredClassifier::with_code`] to combine it with a classification written in code.
+    ///
+    /// ```
+    /// use breaker_core::{Classify, Config, ErrorKind, Outcome};
+    ///
+    /// #[derive(Debug)]
+    /// struct Http(u16);
+    /// let client_error = ErrorKind::new("ClientError", |e: &Http| (400..500).contains(&e.0));
+    /// let config = Config::builder().ignore_exceptions([client_error]).build()?;
+    /// let classify = config.classifier();
+    /// assert_eq!(classify.classify(&Err::<(), _>(Http(404))), Outcome::Ignored);
+    /// assert_eq!(classify.classify(&Err::<(), _>(Http(503))), Outcome::Failure);
+    /// # Ok::<(), breaker_core::ConfigError>(())
+    /// ```
+    pub fn classifier(&self) -> ConfiguredClassifier<'_> {
+        ConfiguredClassifier {
+            config: self,
+            code: Classifier::new(),
+        }
+    }
+}
+
+/// A named test on errors, registered in code so that configuration files can name it in
+/// `record-exceptions` and `ignore-exceptions`.
+///
+/// Resilience4j lists exception classes there (`java.io.IOException`); Rust errors have no class
+/// hierarchy, so the name stands for a predicate over your own error type. A kind only matches
+/// errors of the type it was made for: `ErrorKind::new("ServerError", |e: &HttpError| ...)`
+/// never matches an `io::Error`.
+///
+/// ```
+/// use breaker_core::ErrorKind;
+///
+/// #[derive(Debug)]
+/// enum HttpError { Status(u16), Timeout }
+///
+/// let server = ErrorKind::new("ServerError", |e: &HttpError| matches!(e, HttpError::Status(500..=599)));
+/// let io = ErrorKind::of_type::<std::io::Error>("java.io.IOException");
+/// assert!(server.matches(&HttpError::Status(503)));
+/// assert!(!server.matches(&HttpError::Timeout));
+/// assert!(!server.matches(&std::io::Error::other("down")));
+/// assert!(io.matches(&std::io::Error::other("down")));
+/// ```
+#[derive(Clone)]
+pub struct ErrorKind {
+    name: Arc<str>,
+    test: Arc<KindTest>,
+}
+
+type KindTest = dyn Fn(&dyn Any) -> bool + Send + Sync;
+
+impl ErrorKind {
+    /// The kind `name`: errors of type `E` for which `predicate` returns true.
+    ///
+    /// Names are matched exactly (case-sensitive). A name meant for a `.properties` list
+    /// (`record-exceptions=a,b`) should not contain a comma.
+    pub fn new<E, P>(name: &str, predicate: P) -> ErrorKind
+    where
+        E: 'static,
+        P: Fn(&E) -> bool + Send + Sync + 'static,
+    {
+        ErrorKind {
+            name: Arc::from(name),
+            test: Arc::new(move |error: &dyn Any| {
+                error.downcast_ref::<E>().is_some_and(&predicate)
+            }),
+        }
+    }
+
+    /// The kind `name`: every error of type `E`.
+    pub fn of_type<E: 'static>(name: &str) -> ErrorKind {
+        ErrorKind::new(name, |_: &E| true)
+    }
+
+    /// The kind's name, as configuration files spell it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether `error` is of this kind.
+    pub fn matches<E: 'static>(&self, error: &E) -> bool {
+        self.matches_any(error)
+    }
+
+    /// Whether `error` (of any type) is of this kind.
+    pub fn matches_any(&self, error: &dyn Any) -> bool {
+        (self.test)(error)
+    }
+}
+
+impl PartialEq for ErrorKind {
+    /// Two kinds are equal when they are the same registered kind (the same name and the same
+    /// predicate, as cloned from one `ErrorKind`).
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && Arc::ptr_eq(&self.test, &other.test)
+    }
+}
+
+impl fmt::Debug for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ErrorKind").field(&self.name).finish()
+    }
+}
+
+/// A [`Classify`] that applies a config's `record-exceptions` and `ignore-exceptions`; made by
+/// [`Config::classifier`].
+///
+/// For an error, in this order:
+/// 1. it matches an `ignore-exceptions` kind: ignored;
+/// 2. the code's classification says ignored: ignored;
+/// 3. `record-exceptions` is set: a failure if the error matches one of its kinds, else a
+///    success (Resilience4j: with `recordExceptions`, only those are failures);
+/// 4. otherwise the code's classification decides (by default: a failure).
+///
+/// `Ok` values are always classified by the code (its `result` predicate). The config's kinds
+/// test errors through [`Any`], so the error type must be `'static`.
+#[derive(Clone, Copy)]
+pub struct ConfiguredClassifier<'a, C = Classifier> {
+    config: &'a Config,
+    code: C,
+}
+
+impl<'a, C> ConfiguredClassifier<'a, C> {
+    /// The same configured kinds, on top of `code` (for example a [`Classifier`] with `record`,
+    /// `ignore` and `result` predicates).
+    pub fn with_code<D>(self, code: D) -> ConfiguredClassifier<'a, D> {
+        ConfiguredClassifier {
+            config: self.config,
+            code,
+        }
+    }
+}
+
+impl<T, E, C> Classify<T, E> for ConfiguredClassifier<'_, C>
+where
+    E: 'static,
+    C: Classify<T, E>,
+{
+    fn classify(&self, result: &Result<T, E>) -> Outcome {
+        let Err(error) = result else {
+            return self.code.classify(result);
+        };
+        let config = self.config;
+        if config.ignore_exceptions.iter().any(|k| k.matches(error)) {
+            return Outcome::Ignored;
+        }
+        let code = self.code.classify(result);
+        if code == Outcome::Ignored || config.record_exceptions.is_empty() {
+            return code;
+        }
+        if config.record_exceptions.iter().any(|k| k.matches(error)) {
+            Outcome::Failure
+        } else {
+            Outcome::Success
+        }
+    }
+}
+
+impl<C> fmt::Debug for ConfiguredClassifier<'_, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConfiguredClassifier")
+            .field("record_exceptions", &self.config.record_exceptions)
+            .field("ignore_exceptions", &self.config.ignore_exceptions)
+            .finish_non_exhaustive()
     }
 }
 
@@ -253,6 +445,20 @@ impl ConfigBuilder {
     /// `timeout-duration`: cancel async calls that run longer; `None` (the default) never does.
     pub fn timeout_duration(mut self, d: Option<Duration>) -> Self {
         self.config.timeout_duration = d;
+        self
+    }
+
+    /// `record-exceptions`: only errors of these kinds are failures (replaces any earlier list;
+    /// an empty list records every error).
+    pub fn record_exceptions(mut self, kinds: impl IntoIterator<Item = ErrorKind>) -> Self {
+        self.config.record_exceptions = kinds.into_iter().collect();
+        self
+    }
+
+    /// `ignore-exceptions`: errors of these kinds count as neither success nor failure
+    /// (replaces any earlier list).
+    pub fn ignore_exceptions(mut self, kinds: impl IntoIterator<Item = ErrorKind>) -> Self {
+        self.config.ignore_exceptions = kinds.into_iter().collect();
         self
     }
 

@@ -2,7 +2,6 @@
 
 use std::error::Error;
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::state::State;
@@ -16,13 +15,13 @@ use crate::state::State;
 /// tells the two apart.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallNotPermitted {
-    name: Arc<str>,
+    name: &'static str,
     state: State,
     timed_out_after: Option<Duration>,
 }
 
 impl CallNotPermitted {
-    pub(crate) fn new(name: Arc<str>, state: State) -> CallNotPermitted {
+    pub(crate) fn new(name: &'static str, state: State) -> CallNotPermitted {
         CallNotPermitted {
             name,
             state,
@@ -37,7 +36,7 @@ impl CallNotPermitted {
 
     /// The name of the breaker that rejected the call.
     pub fn breaker_name(&self) -> &str {
-        &self.name
+        self.name
     }
 
     /// The breaker's state when it rejected the call.
@@ -65,22 +64,36 @@ impl fmt::Display for CallNotPermitted {
 
 impl Error for CallNotPermitted {}
 
+/// A rejected call as an I/O error, so that a function returning `io::Result<T>` can be
+/// guarded without a fallback: [`ErrorKind::TimedOut`](std::io::ErrorKind::TimedOut) for a call
+/// cancelled by `timeout-duration`, [`ErrorKind::Other`](std::io::ErrorKind::Other) for a
+/// rejection. The [`CallNotPermitted`] is the error's inner value (`get_ref`).
+impl From<CallNotPermitted> for std::io::Error {
+    fn from(rejected: CallNotPermitted) -> std::io::Error {
+        let kind = match rejected.timed_out_after() {
+            Some(_) => std::io::ErrorKind::TimedOut,
+            None => std::io::ErrorKind::Other,
+        };
+        std::io::Error::new(kind, rejected)
+    }
+}
+
 /// A call ran longer than the breaker's `timeout-duration`: it was cancelled (dropped) and
 /// recorded as a failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallTimedOut {
-    name: Arc<str>,
+    name: &'static str,
     after: Duration,
 }
 
 impl CallTimedOut {
-    pub(crate) fn new(name: Arc<str>, after: Duration) -> CallTimedOut {
+    pub(crate) fn new(name: &'static str, after: Duration) -> CallTimedOut {
         CallTimedOut { name, after }
     }
 
     /// The name of the breaker whose timeout fired.
     pub fn breaker_name(&self) -> &str {
-        &self.name
+        self.name
     }
 
     /// The configured timeout.
@@ -185,13 +198,13 @@ impl<E: Error + 'static> Error for CallError<E> {
 /// METRICS_ONLY -> OPEN, METRICS_ONLY -> HALF_OPEN). The state is unchanged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IllegalTransition {
-    name: Arc<str>,
+    name: &'static str,
     from: State,
     to: State,
 }
 
 impl IllegalTransition {
-    pub(crate) fn new(name: Arc<str>, from: State, to: State) -> IllegalTransition {
+    pub(crate) fn new(name: &'static str, from: State, to: State) -> IllegalTransition {
         IllegalTransition { name, from, to }
     }
 

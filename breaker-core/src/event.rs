@@ -79,7 +79,7 @@ pub enum TransitionCause {
 /// One event of one breaker.
 #[derive(Clone, Debug)]
 pub struct Event {
-    name: Arc<str>,
+    name: &'static str,
     at: Timestamp,
     kind: EventKind,
     cause: Option<TransitionCause>,
@@ -88,7 +88,7 @@ pub struct Event {
 
 impl Event {
     pub(crate) fn new(
-        name: Arc<str>,
+        name: &'static str,
         at: Timestamp,
         kind: EventKind,
         cause: Option<TransitionCause>,

@@ -37,6 +37,9 @@
 //! # Ok::<(), breaker_core::ConfigError>(())
 //! ```
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 mod breaker;
 mod call;
 mod clock;
@@ -44,9 +47,17 @@ mod concurrent_map;
 pub mod config;
 mod error;
 mod event;
+mod file_config;
+#[cfg(feature = "redis-hint")]
+pub mod hint;
+#[cfg(feature = "metrics")]
+mod metrics_export;
+mod name;
 mod permit;
 mod registry;
+mod reject_log;
 mod scheduler;
+mod site;
 mod state;
 mod window;
 
@@ -54,10 +65,15 @@ pub use breaker::{CircuitBreaker, Metrics};
 pub use call::{Always, Classifier, Classify, Never, Predicate};
 pub use clock::{Clock, ManualClock, Timestamp};
 pub use config::{Config, ConfigBuilder, ConfigError, SlidingWindowType};
+pub use config::{ConfiguredClassifier, ErrorKind};
 pub use error::{CallError, CallNotPermitted, CallTimedOut, IllegalTransition};
 pub use event::{Event, EventKind, Subscription, TransitionCause};
+pub use file_config::{Format, LoadError, LoadErrorKind, CONFIG_ENV};
+#[cfg(feature = "metrics")]
+pub use metrics_export::MetricsExport;
 pub use permit::{Outcome, Permit};
 pub use registry::{
     GlobalAlreadySet, Keyed, Registry, RegistryBuilder, WeakRegistry, DEFAULT_CONFIG,
 };
+pub use site::{CallSite, KeyedCallSite};
 pub use state::State;

@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::breaker::Shared;
-use crate::clock::Timestamp;
+use crate::clock::{duration_nanos, Timestamp};
 
 /// How a call ended, as the breaker counts it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -60,7 +60,7 @@ impl<'a> Permit<'a> {
     /// Records the call's outcome with a duration measured by the caller.
     pub fn record(self, outcome: Outcome, elapsed: Duration) {
         let now = self.breaker.clock().now();
-        self.complete(outcome, elapsed, now);
+        self.complete(outcome, duration_nanos(elapsed), now);
     }
 
     /// Records the outcome of a call that took the time since the permit was granted (one
@@ -68,7 +68,7 @@ impl<'a> Permit<'a> {
     #[inline]
     pub fn finish(self, outcome: Outcome) {
         let now = self.breaker.clock().now();
-        let elapsed = now.saturating_duration_since(self.start);
+        let elapsed = now.unix_nanos().saturating_sub(self.start.unix_nanos());
         self.complete(outcome, elapsed, now);
     }
 
@@ -88,7 +88,7 @@ impl<'a> Permit<'a> {
     }
 
     #[inline]
-    fn complete(mut self, outcome: Outcome, elapsed: Duration, now: Timestamp) {
+    fn complete(mut self, outcome: Outcome, elapsed: u64, now: Timestamp) {
         self.done = true;
         self.breaker.complete(self.state_id, outcome, elapsed, now);
     }
@@ -108,7 +108,7 @@ impl Drop for Permit<'_> {
 impl fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
-            .field("breaker", self.breaker.name())
+            .field("breaker", &self.breaker.name())
             .field("started_at", &self.start)
             .finish_non_exhaustive()
     }

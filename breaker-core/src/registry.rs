@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
 use std::marker::PhantomData;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use once_cell::sync::OnceCell;
@@ -12,8 +13,9 @@ use once_cell::sync::OnceCell;
 use crate::breaker::{CircuitBreaker, Env};
 use crate::clock::Clock;
 use crate::concurrent_map::ConcurrentMap;
-use crate::config::Config;
+use crate::config::{Config, ErrorKind};
 use crate::event::{Event, Subscription};
+use crate::file_config::{self, Format, LoadError, CONFIG_ENV};
 
 /// The name of the shared config that every breaker without one of its own uses.
 pub const DEFAULT_CONFIG: &str = "default";
@@ -34,6 +36,27 @@ struct Inner {
     instances: HashMap<String, Config>,
     breakers: ConcurrentMap<String, CircuitBreaker>,
     keyed: Mutex<HashMap<(String, TypeId), Arc<dyn AnyGroup>>>,
+    /// Run once for every breaker the registry creates, after it is in the registry.
+    created: Arc<CreatedHooks>,
+    /// The metrics export, once installed (`MetricsExport::install`).
+    #[cfg(feature = "metrics")]
+    metrics: OnceCell<crate::metrics_export::MetricsExport>,
+}
+
+type CreatedHook = Arc<dyn Fn(&CircuitBreaker) + Send + Sync>;
+
+/// Callbacks for new breakers (keyed ones included). Creating a breaker is rare (once per
+/// name or key), so a mutex is fine here; nothing runs while it is held.
+#[derive(Default)]
+struct CreatedHooks(Mutex<Vec<CreatedHook>>);
+
+impl CreatedHooks {
+    fn run(&self, breaker: &CircuitBreaker) {
+        let hooks = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for hook in hooks {
+            hook(breaker);
+        }
+    }
 }
 
 /// A keyed group with its key type erased, so the registry can list its breakers.
@@ -43,6 +66,9 @@ trait AnyGroup: Any + Send + Sync {
 }
 
 static GLOBAL: OnceCell<Registry> = OnceCell::new();
+
+/// Why the file named by `BREAKER_CONFIG` was not loaded into the global registry, if it was not.
+static GLOBAL_LOAD_ERROR: OnceCell<LoadError> = OnceCell::new();
 
 /// [`Registry::install_global`] was called after the global registry was already in use.
 #[derive(Debug)]
@@ -79,12 +105,66 @@ impl Registry {
         RegistryBuilder::default()
     }
 
+    /// A registry configured from a file (`.toml` or `.properties`); see
+    /// [`RegistryBuilder::load_file`].
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Registry, LoadError> {
+        Registry::builder()
+            .load_file(path)
+            .map(RegistryBuilder::build)
+    }
+
     /// The process-wide registry that `#[circuit_breaker]` uses.
     ///
-    /// Its configuration is fixed at first use: install a configured registry with
-    /// [`Registry::install_global`] before that, or it starts with the defaults.
+    /// Its configuration is fixed at first use, and never changes after:
+    /// 1. a registry installed with [`Registry::install_global`] before first use; else
+    /// 2. the file named by the `BREAKER_CONFIG` environment variable ([`CONFIG_ENV`]), if set
+    ///    and not empty, read once; else
+    /// 3. Resilience4j's defaults.
+    ///
+    /// A `BREAKER_CONFIG` file that cannot be loaded is rejected whole: the global registry
+    /// then runs with the defaults, the full error is logged at ERROR (and written to stderr,
+    /// since first use may come before logging is set up), and [`Registry::try_global`]
+    /// returns that error, every time. This never panics and never fails a protected call over
+    /// a configuration mistake; a service that must not start misconfigured calls
+    /// `Registry::try_global()?` at startup, before serving.
     pub fn global() -> &'static Registry {
-        GLOBAL.get_or_init(Registry::new)
+        GLOBAL.get_or_init(|| match Registry::builder().load_env() {
+            Ok(builder) => builder.build(),
+            Err(err) => {
+                tracing::error!(
+                    error = %err,
+                    "breaker: {CONFIG_ENV} names a configuration that was rejected; the global \
+                     registry runs with Resilience4j's defaults"
+                );
+                eprintln!(
+                    "breaker: {CONFIG_ENV} names a configuration that was rejected; the global \
+                     registry runs with Resilience4j's defaults: {err}"
+                );
+                let _first = GLOBAL_LOAD_ERROR.set(err);
+                Registry::new()
+            }
+        })
+    }
+
+    /// The global registry, or why the `BREAKER_CONFIG` file could not be loaded into it.
+    ///
+    /// Call it once at startup to fail fast on a bad file:
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registry = breaker_core::Registry::try_global()?;
+    /// # let _ = registry; Ok(()) }
+    /// ```
+    ///
+    /// Like [`Registry::global`], the first call fixes the global registry's configuration.
+    /// If the global registry was installed with [`Registry::install_global`], the variable
+    /// is not read and this always succeeds.
+    pub fn try_global() -> Result<&'static Registry, &'static LoadError> {
+        let registry = Registry::global();
+        match GLOBAL_LOAD_ERROR.get() {
+            Some(err) => Err(err),
+            None => Ok(registry),
+        }
     }
 
     /// Makes `registry` the global one. Fails, handing the registry back, if the global
@@ -102,12 +182,37 @@ impl Registry {
             return b.clone();
         }
         let config = self.config_for(name).clone();
-        self.inner
+        let mut created = false;
+        let breaker = self
+            .inner
             .breakers
             .get_or_insert_with(name.to_owned(), || {
+                created = true;
                 CircuitBreaker::with_env(name, config, Arc::clone(&self.inner.env))
             })
-            .clone()
+            .clone();
+        if created {
+            self.inner.created.run(&breaker);
+        }
+        breaker
+    }
+
+    /// Calls `hook` for every breaker this registry creates from now on (keyed ones included),
+    /// right after it is added.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn on_created(&self, hook: impl Fn(&CircuitBreaker) + Send + Sync + 'static) {
+        self.inner
+            .created
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arc::new(hook));
+    }
+
+    /// Where the registry keeps its metrics export.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn metrics_slot(&self) -> &OnceCell<crate::metrics_export::MetricsExport> {
+        &self.inner.metrics
     }
 
     /// The breaker named `name`, if it exists.
@@ -164,6 +269,7 @@ impl Registry {
                     config: self.config_for(name).clone(),
                     env: Arc::clone(&self.inner.env),
                     breakers: ConcurrentMap::new(),
+                    created: Arc::clone(&self.inner.created),
                 })
             });
         let group = Arc::clone(group)
@@ -231,12 +337,19 @@ impl WeakRegistry {
     }
 }
 
-/// Builds a [`Registry`].
+/// Builds a [`Registry`]: from code, from configuration files, or both.
+///
+/// Files and code meet by name: a file's `configs.<name>` and `instances.<name>` replace what
+/// the builder had under those names, and a later call replaces a file's. A file's
+/// `base-config` may name a shared config given in code, and its `record-exceptions` and
+/// `ignore-exceptions` name [error kinds](RegistryBuilder::error_kind) registered before it is
+/// loaded.
 #[derive(Debug, Default)]
 pub struct RegistryBuilder {
     clock: Option<Clock>,
     configs: HashMap<String, Config>,
     instances: HashMap<String, Config>,
+    kinds: HashMap<String, ErrorKind>,
 }
 
 impl RegistryBuilder {
@@ -264,6 +377,86 @@ impl RegistryBuilder {
         self
     }
 
+    /// Registers an error kind, so that files loaded after this can name it in
+    /// `record-exceptions` and `ignore-exceptions` (a kind of the same name is replaced).
+    ///
+    /// ```
+    /// use breaker_core::{ErrorKind, Format, Registry};
+    ///
+    /// #[derive(Debug)]
+    /// struct HttpError(u16);
+    ///
+    /// let registry = Registry::builder()
+    ///     .error_kind(ErrorKind::new("ClientError", |e: &HttpError| (400..500).contains(&e.0)))
+    ///     .load_str(
+    ///         Format::Properties,
+    ///         "application.properties",
+    ///         "resilience4j.circuitbreaker.instances.credit.ignore-exceptions=ClientError",
+    ///     )?
+    ///     .build();
+    /// let config = registry.config_for("credit");
+    /// assert_eq!(config.ignore_exceptions()[0].name(), "ClientError");
+    /// # Ok::<(), breaker_core::LoadError>(())
+    /// ```
+    pub fn error_kind(mut self, kind: ErrorKind) -> Self {
+        self.kinds.insert(kind.name().to_owned(), kind);
+        self
+    }
+
+    /// Loads a configuration file, `.toml` or `.properties` by its extension.
+    ///
+    /// The file is rejected whole on the first problem (nothing of it reaches the builder),
+    /// with an error naming the file, the line, the key, the value and what was expected.
+    pub fn load_file(self, path: impl AsRef<Path>) -> Result<Self, LoadError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let format = Format::from_path(path).ok_or_else(|| LoadError::unknown_format(&name))?;
+        let bytes = std::fs::read(path).map_err(|e| LoadError::io(&name, &e))?;
+        self.load_bytes(format, &name, &bytes)
+    }
+
+    /// Loads configuration text in `format`; `name` stands for the file in error messages.
+    pub fn load_str(self, format: Format, name: &str, text: &str) -> Result<Self, LoadError> {
+        self.load_bytes(format, name, text.as_bytes())
+    }
+
+    /// Loads configuration bytes (UTF-8 text) in `format`; `name` stands for the file in error
+    /// messages.
+    pub fn load_bytes(
+        mut self,
+        format: Format,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<Self, LoadError> {
+        let loaded = file_config::load(format, name, bytes, &self.configs, &self.kinds)?;
+        self.configs.extend(loaded.configs);
+        self.instances.extend(loaded.instances);
+        Ok(self)
+    }
+
+    /// Loads the file named by the `BREAKER_CONFIG` environment variable ([`CONFIG_ENV`]), if
+    /// it is set and not empty; otherwise changes nothing.
+    ///
+    /// For a global registry with error kinds (which a file can only name once they are
+    /// registered), install it before the first protected call:
+    ///
+    /// ```no_run
+    /// use breaker_core::{ErrorKind, Registry};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registry = Registry::builder()
+    ///     .error_kind(ErrorKind::of_type::<std::io::Error>("IoError"))
+    ///     .load_env()?
+    ///     .build();
+    /// Registry::install_global(registry)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn load_env(self) -> Result<Self, LoadError> {
+        match std::env::var_os(CONFIG_ENV) {
+            Some(path) if !path.is_empty() => self.load_file(path),
+            _ => Ok(self),
+        }
+    }
+
     /// The registry.
     pub fn build(mut self) -> Registry {
         self.configs.entry(DEFAULT_CONFIG.to_owned()).or_default();
@@ -274,6 +467,9 @@ impl RegistryBuilder {
                 instances: self.instances,
                 breakers: ConcurrentMap::new(),
                 keyed: Mutex::new(HashMap::new()),
+                created: Arc::default(),
+                #[cfg(feature = "metrics")]
+                metrics: OnceCell::new(),
             }),
         }
     }
@@ -284,6 +480,7 @@ struct KeyedGroup<K> {
     config: Config,
     env: Arc<Env>,
     breakers: ConcurrentMap<K, CircuitBreaker>,
+    created: Arc<CreatedHooks>,
 }
 
 impl<K: Hash + Eq + Send + Sync + 'static> AnyGroup for KeyedGroup<K> {
@@ -317,16 +514,35 @@ impl<K> Keyed<K>
 where
     K: Hash + Eq + Clone + fmt::Display + Send + Sync + 'static,
 {
+    /// The breaker for a key given in borrowed form (a `&str` for `String` keys), created on
+    /// first use. Looking up a key that exists allocates nothing.
+    pub fn get_by<Q>(&self, key: &Q) -> &CircuitBreaker
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        if let Some(b) = self.group.breakers.get(key) {
+            return b;
+        }
+        self.get(&key.to_owned())
+    }
+
     /// The breaker for `key`, created on first use.
     pub fn get(&self, key: &K) -> &CircuitBreaker {
         if let Some(b) = self.group.breakers.get(key) {
             return b;
         }
         let group = &*self.group;
-        group.breakers.get_or_insert_with(key.clone(), || {
+        let mut created = false;
+        let breaker = group.breakers.get_or_insert_with(key.clone(), || {
+            created = true;
             let name = format!("{}:{}", group.name, key);
             CircuitBreaker::with_env(&name, group.config.clone(), Arc::clone(&group.env))
-        })
+        });
+        if created {
+            group.created.run(breaker);
+        }
+        breaker
     }
 
     /// The name the keys are configured by.

@@ -4,8 +4,6 @@
 //! failure) in O(1) time and in memory fixed by its size: a count-based window keeps one byte
 //! per call slot, a time-based one a few counters per second, whatever the call rate.
 
-use std::time::Duration;
-
 use crate::clock::{duration_nanos, Timestamp};
 use crate::config::{Config, SlidingWindowType};
 
@@ -224,9 +222,10 @@ impl StateMetrics {
 
     /// Records one call and checks the thresholds.
     #[inline]
-    pub(crate) fn record(&mut self, failed: bool, elapsed: Duration, now: Timestamp) -> Verdict {
+    /// Records one call that took `elapsed` nanoseconds.
+    pub(crate) fn record(&mut self, failed: bool, elapsed: u64, now: Timestamp) -> Verdict {
         let mut outcome = if failed { FAILED } else { 0 };
-        if duration_nanos(elapsed) > self.slow_nanos {
+        if elapsed > self.slow_nanos {
             outcome |= SLOW;
         }
         match &mut self.window {
@@ -286,6 +285,7 @@ impl StateMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     const T0: Timestamp = Timestamp::from_unix_millis(1_700_000_000_000);
 
@@ -304,7 +304,7 @@ mod tests {
     #[test]
     fn count_window_keeps_the_last_n_outcomes() {
         let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 3, 1), T0);
-        let ms = Duration::from_millis;
+        let ms = |n: u64| n * 1_000_000;
         m.record(true, ms(0), T0);
         m.record(false, ms(500), T0);
         m.record(true, ms(500), T0);
@@ -343,17 +343,17 @@ mod tests {
     #[test]
     fn slow_means_strictly_longer_than_the_threshold() {
         let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 2, 1), T0);
-        m.record(false, Duration::from_millis(100), T0);
+        m.record(false, 100_000_000, T0);
         assert_eq!(m.totals(T0).slow, 0);
-        m.record(false, Duration::from_nanos(100_000_001), T0);
+        m.record(false, 100_000_001, T0);
         assert_eq!(m.totals(T0).slow, 1);
     }
 
     #[test]
     fn time_window_evicts_by_epoch_second() {
         let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 10, 1), T0);
-        m.record(true, Duration::ZERO, at(999));
-        m.record(true, Duration::ZERO, at(1000));
+        m.record(true, 0, at(999));
+        m.record(true, 0, at(1000));
         assert_eq!(m.totals(at(9_999)).calls, 2);
         // t=999 lives in second 0 and leaves when second 10 starts; t=1000 a second later.
         assert_eq!(m.totals(at(10_000)).calls, 1);
@@ -365,7 +365,7 @@ mod tests {
     fn time_window_memory_does_not_grow_with_calls() {
         let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 60, 1), T0);
         for i in 0..100_000u64 {
-            m.record(i % 2 == 0, Duration::ZERO, at(i / 100));
+            m.record(i % 2 == 0, 0, at(i / 100));
         }
         match &m.window {
             Window::Time(w) => assert_eq!(w.buckets.len(), 60),
@@ -378,26 +378,20 @@ mod tests {
     #[test]
     fn a_large_gap_clears_everything() {
         let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 5, 1), T0);
-        m.record(true, Duration::ZERO, T0);
-        m.record(true, Duration::ZERO, at(2_000));
+        m.record(true, 0, T0);
+        m.record(true, 0, at(2_000));
         assert_eq!(m.totals(at(1_000_000_000)).calls, 0);
-        m.record(false, Duration::ZERO, at(1_000_000_000));
+        m.record(false, 0, at(1_000_000_000));
         assert_eq!(m.totals(at(1_000_000_000)).calls, 1);
     }
 
     #[test]
     fn rates_need_the_minimum_and_use_binary32() {
         let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 10, 3), T0);
-        assert_eq!(
-            m.record(true, Duration::ZERO, T0),
-            Verdict::BelowMinimumCalls
-        );
-        assert_eq!(
-            m.record(false, Duration::ZERO, T0),
-            Verdict::BelowMinimumCalls
-        );
+        assert_eq!(m.record(true, 0, T0), Verdict::BelowMinimumCalls);
+        assert_eq!(m.record(false, 0, T0), Verdict::BelowMinimumCalls);
         let totals = {
-            m.record(false, Duration::ZERO, T0);
+            m.record(false, 0, T0);
             m.totals(T0)
         };
         let (fr, sr) = m.rates(&totals);
@@ -409,7 +403,7 @@ mod tests {
     #[test]
     fn empty_window_records_nothing() {
         let mut m = StateMetrics::empty(&Config::default());
-        assert_eq!(m.record(true, Duration::ZERO, T0), Verdict::Unchanged);
+        assert_eq!(m.record(true, 0, T0), Verdict::Unchanged);
         assert_eq!(m.totals(T0), Totals::default());
     }
 }

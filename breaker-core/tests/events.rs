@@ -181,6 +181,29 @@ fn a_hint_opens_only_a_closed_breaker_without_local_history() {
     assert!(!half_open.open_from_hint(), "a hint never moves HALF_OPEN");
     assert_eq!(half_open.state(), State::HalfOpen);
 
+    // The addendum's bug: recovered through its own trials, so CLOSED with a fresh, empty
+    // window; its own stale hint must not re-open it.
+    let recovered = registry.breaker("recovered");
+    recovered.transition_to_open_state().unwrap();
+    recovered.transition_to_half_open_state().unwrap();
+    for _ in 0..4 {
+        recovered.call_sync(|| Ok::<_, ()>(())).unwrap();
+    }
+    assert_eq!(recovered.state(), State::Closed);
+    assert_eq!(recovered.metrics().buffered_calls, 0);
+    assert!(
+        !recovered.open_from_hint(),
+        "local evidence wins over a stale hint"
+    );
+
+    // Calls that were only ignored are no history.
+    let ignored_only = registry.breaker("ignored_only");
+    ignored_only
+        .try_acquire()
+        .unwrap()
+        .record(Outcome::Ignored, Duration::ZERO);
+    assert!(ignored_only.open_from_hint());
+
     let causes = causes.lock().unwrap().clone();
     assert_eq!(
         causes[0],

@@ -1,0 +1,329 @@
+//! The keys a configuration file may use, with Spring's relaxed spellings.
+//!
+//! Spring's relaxed binding treats `sliding-window-size`, `slidingWindowSize`,
+//! `sliding_window_size` and `SLIDING_WINDOW_SIZE` as one key. So do we: a key is compared in its
+//! uniform form, lowercase with every `-` and `_` removed.
+
+use crate::config::keys;
+
+/// A key that sets something.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Key {
+    SlidingWindowType,
+    SlidingWindowSize,
+    MinimumNumberOfCalls,
+    FailureRateThreshold,
+    SlowCallRateThreshold,
+    SlowCallDurationThreshold,
+    WaitDurationInOpenState,
+    PermittedNumberOfCallsInHalfOpenState,
+    AutomaticTransitionFromOpenToHalfOpenEnabled,
+    MaxWaitDurationInHalfOpenState,
+    TransitionToStateAfterWaitDuration,
+    TimeoutDuration,
+    RecordExceptions,
+    IgnoreExceptions,
+    BaseConfig,
+}
+
+/// What a key's value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ValueKind {
+    WindowType,
+    Count,
+    Percent,
+    Duration,
+    Bool,
+    OpenOrClosed,
+    Kinds,
+    Name,
+}
+
+impl Key {
+    pub(crate) const ALL: [Key; 15] = [
+        Key::SlidingWindowType,
+        Key::SlidingWindowSize,
+        Key::MinimumNumberOfCalls,
+        Key::FailureRateThreshold,
+        Key::SlowCallRateThreshold,
+        Key::SlowCallDurationThreshold,
+        Key::WaitDurationInOpenState,
+        Key::PermittedNumberOfCallsInHalfOpenState,
+        Key::AutomaticTransitionFromOpenToHalfOpenEnabled,
+        Key::MaxWaitDurationInHalfOpenState,
+        Key::TransitionToStateAfterWaitDuration,
+        Key::TimeoutDuration,
+        Key::RecordExceptions,
+        Key::IgnoreExceptions,
+        Key::BaseConfig,
+    ];
+
+    /// The canonical (kebab-case) name, as in `config::keys`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Key::SlidingWindowType => keys::SLIDING_WINDOW_TYPE,
+            Key::SlidingWindowSize => keys::SLIDING_WINDOW_SIZE,
+            Key::MinimumNumberOfCalls => keys::MINIMUM_NUMBER_OF_CALLS,
+            Key::FailureRateThreshold => keys::FAILURE_RATE_THRESHOLD,
+            Key::SlowCallRateThreshold => keys::SLOW_CALL_RATE_THRESHOLD,
+            Key::SlowCallDurationThreshold => keys::SLOW_CALL_DURATION_THRESHOLD,
+            Key::WaitDurationInOpenState => keys::WAIT_DURATION_IN_OPEN_STATE,
+            Key::PermittedNumberOfCallsInHalfOpenState => {
+                keys::PERMITTED_NUMBER_OF_CALLS_IN_HALF_OPEN_STATE
+            }
+            Key::AutomaticTransitionFromOpenToHalfOpenEnabled => {
+                keys::AUTOMATIC_TRANSITION_FROM_OPEN_TO_HALF_OPEN_ENABLED
+            }
+            Key::MaxWaitDurationInHalfOpenState => keys::MAX_WAIT_DURATION_IN_HALF_OPEN_STATE,
+            Key::TransitionToStateAfterWaitDuration => {
+                keys::TRANSITION_TO_STATE_AFTER_WAIT_DURATION
+            }
+            Key::TimeoutDuration => keys::TIMEOUT_DURATION,
+            Key::RecordExceptions => keys::RECORD_EXCEPTIONS,
+            Key::IgnoreExceptions => keys::IGNORE_EXCEPTIONS,
+            Key::BaseConfig => keys::BASE_CONFIG,
+        }
+    }
+
+    pub(crate) fn value_kind(self) -> ValueKind {
+        match self {
+            Key::SlidingWindowType => ValueKind::WindowType,
+            Key::SlidingWindowSize
+            | Key::MinimumNumberOfCalls
+            | Key::PermittedNumberOfCallsInHalfOpenState => ValueKind::Count,
+            Key::FailureRateThreshold | Key::SlowCallRateThreshold => ValueKind::Percent,
+            Key::SlowCallDurationThreshold
+            | Key::WaitDurationInOpenState
+            | Key::MaxWaitDurationInHalfOpenState
+            | Key::TimeoutDuration => ValueKind::Duration,
+            Key::AutomaticTransitionFromOpenToHalfOpenEnabled => ValueKind::Bool,
+            Key::TransitionToStateAfterWaitDuration => ValueKind::OpenOrClosed,
+            Key::RecordExceptions | Key::IgnoreExceptions => ValueKind::Kinds,
+            Key::BaseConfig => ValueKind::Name,
+        }
+    }
+}
+
+/// Spring keys that configure Spring Boot itself (actuator health, the event buffer, stack
+/// traces of Java exceptions): accepted so a pasted Spring file loads, and ignored.
+const IGNORED: [&str; 4] = [
+    "register-health-indicator",
+    "allow-health-indicator-to-fail",
+    "event-consumer-buffer-size",
+    "writable-stack-trace-enabled",
+];
+
+/// Spring keys with behaviour breaker does not have: an error that says what to do instead.
+const UNSUPPORTED: [(&str, &str); 12] = [
+    (
+        "record-failure-predicate",
+        "breaker cannot load a Java predicate class: register an error kind in code \
+         (RegistryBuilder::error_kind) and list it in record-exceptions",
+    ),
+    (
+        "ignore-exception-predicate",
+        "breaker cannot load a Java predicate class: register an error kind in code \
+         (RegistryBuilder::error_kind) and list it in ignore-exceptions",
+    ),
+    (
+        "record-result-predicate",
+        "breaker cannot load a Java predicate class: classify Ok values in code \
+         (the attribute's `result = ...` or Classifier::result)",
+    ),
+    (
+        "enable-exponential-backoff",
+        "breaker waits a fixed wait-duration-in-open-state",
+    ),
+    (
+        "exponential-backoff-multiplier",
+        "breaker waits a fixed wait-duration-in-open-state",
+    ),
+    (
+        "exponential-max-wait-duration-in-open-state",
+        "breaker waits a fixed wait-duration-in-open-state",
+    ),
+    (
+        "enable-randomized-wait",
+        "breaker waits a fixed wait-duration-in-open-state",
+    ),
+    (
+        "randomized-wait-factor",
+        "breaker waits a fixed wait-duration-in-open-state",
+    ),
+    (
+        "initial-state",
+        "breakers start CLOSED; move one by hand with transition_to_* after creating it",
+    ),
+    (
+        "ignore-class-binding-exceptions",
+        "an unknown error kind is always an error in breaker",
+    ),
+    (
+        "ring-buffer-size-in-closed-state",
+        "this Resilience4j 1.x key was replaced by sliding-window-size",
+    ),
+    (
+        "ring-buffer-size-in-half-open-state",
+        "this Resilience4j 1.x key was replaced by permitted-number-of-calls-in-half-open-state",
+    ),
+];
+
+/// What a key in a section is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    Known(Key),
+    /// A Spring Boot key without meaning here; its canonical name.
+    Ignored(&'static str),
+    /// A Spring key breaker does not support: its canonical name and why.
+    Unsupported(&'static str, &'static str),
+    /// Not a key; maybe a near miss.
+    Unknown(Option<&'static str>),
+}
+
+/// The uniform form of one element of a key: lowercase, without `-` and `_`.
+pub(crate) fn uniform(raw: &str) -> String {
+    raw.chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Looks a key up, in any of Spring's relaxed spellings.
+pub(crate) fn lookup(raw: &str) -> Lookup {
+    let u = uniform(raw);
+    if let Some(key) = Key::ALL.iter().find(|k| uniform(k.name()) == u) {
+        return Lookup::Known(*key);
+    }
+    if let Some(name) = IGNORED.iter().find(|n| uniform(n) == u) {
+        return Lookup::Ignored(name);
+    }
+    if let Some((name, why)) = UNSUPPORTED.iter().find(|(n, _)| uniform(n) == u) {
+        return Lookup::Unsupported(name, why);
+    }
+    Lookup::Unknown(suggest(&u))
+}
+
+/// The known key closest to `uniform_raw`, if it is close enough to be a typo.
+fn suggest(uniform_raw: &str) -> Option<&'static str> {
+    // Long inputs cannot be near a key, and would make the distance quadratic in the input.
+    if uniform_raw.len() > 64 {
+        return None;
+    }
+    let mut best: Option<(usize, &'static str)> = None;
+    for key in Key::ALL {
+        let d = distance(uniform_raw, &uniform(key.name()));
+        if best.map_or(true, |(b, _)| d < b) {
+            best = Some((d, key.name()));
+        }
+    }
+    let (d, name) = best?;
+    let limit = (uniform_raw.len() / 5).max(2);
+    (d <= limit).then_some(name)
+}
+
+/// Levenshtein distance over chars.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The two groups of a `resilience4j.circuitbreaker` section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Group {
+    /// `configs.<name>`: shared configs (`default` and any `base-config`).
+    Configs,
+    /// `instances.<name>`: one breaker each.
+    Instances,
+}
+
+impl Group {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Group::Configs => "configs",
+            Group::Instances => "instances",
+        }
+    }
+
+    /// `configs`, `instances`, or Resilience4j 1.x's `backends` (an alias of `instances`).
+    pub(crate) fn lookup(raw: &str) -> Option<Group> {
+        match uniform(raw).as_str() {
+            "configs" => Some(Group::Configs),
+            "instances" | "backends" => Some(Group::Instances),
+            _ => None,
+        }
+    }
+}
+
+/// The other Resilience4j modules a Spring file may configure; breaker reads none of them.
+pub(crate) fn is_other_resilience4j_module(raw: &str) -> bool {
+    matches!(
+        uniform(raw).as_str(),
+        "retry" | "bulkhead" | "threadpoolbulkhead" | "ratelimiter" | "timelimiter" | "scheduled"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relaxed_spellings_find_the_same_key() {
+        for raw in [
+            "sliding-window-size",
+            "slidingWindowSize",
+            "sliding_window_size",
+            "SLIDING_WINDOW_SIZE",
+        ] {
+            assert_eq!(lookup(raw), Lookup::Known(Key::SlidingWindowSize), "{raw}");
+        }
+        assert_eq!(
+            lookup("automaticTransitionFromOpenToHalfOpenEnabled"),
+            Lookup::Known(Key::AutomaticTransitionFromOpenToHalfOpenEnabled)
+        );
+        assert_eq!(lookup("baseConfig"), Lookup::Known(Key::BaseConfig));
+    }
+
+    #[test]
+    fn every_canonical_name_is_kebab_case_and_found() {
+        for key in Key::ALL {
+            let name = key.name();
+            assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '-'));
+            assert_eq!(lookup(name), Lookup::Known(key));
+        }
+    }
+
+    #[test]
+    fn typos_get_a_suggestion_and_nonsense_does_not() {
+        assert_eq!(
+            lookup("sliding-windw-size"),
+            Lookup::Unknown(Some("sliding-window-size"))
+        );
+        assert_eq!(
+            lookup("failureRateTreshold"),
+            Lookup::Unknown(Some("failure-rate-threshold"))
+        );
+        assert_eq!(lookup("colour"), Lookup::Unknown(None));
+    }
+
+    #[test]
+    fn spring_only_keys_are_ignored_or_explained() {
+        assert_eq!(
+            lookup("registerHealthIndicator"),
+            Lookup::Ignored("register-health-indicator")
+        );
+        assert!(matches!(
+            lookup("record-failure-predicate"),
+            Lookup::Unsupported("record-failure-predicate", _)
+        ));
+    }
+}

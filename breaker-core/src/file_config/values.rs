@@ -1,0 +1,338 @@
+//! Values as written in a file, and what each key accepts.
+
+use std::time::Duration;
+
+use super::keys::ValueKind;
+use crate::config::SlidingWindowType;
+use crate::state::State;
+
+/// A value as the file wrote it. Properties give only text; TOML gives types.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Raw {
+    Text(String),
+    Integer(i64),
+    Float(f64),
+    Bool(bool),
+    /// A TOML array of strings, or a properties list written with indexes (`key[0]=a`).
+    List(Vec<String>),
+}
+
+impl Raw {
+    /// The value as it reads in the file, for error messages.
+    pub(crate) fn display(&self) -> String {
+        match self {
+            Raw::Text(s) => s.clone(),
+            Raw::Integer(i) => i.to_string(),
+            Raw::Float(f) => f.to_string(),
+            Raw::Bool(b) => b.to_string(),
+            Raw::List(items) => format!("[{}]", items.join(", ")),
+        }
+    }
+}
+
+/// A value checked against its key's kind.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Setting {
+    WindowType(SlidingWindowType),
+    Count(u32),
+    Percent(f32),
+    Duration(Duration),
+    Bool(bool),
+    State(State),
+    Kinds(Vec<String>),
+    Name(String),
+}
+
+/// What a kind of value accepts, in words.
+pub(crate) fn expected(kind: ValueKind) -> &'static str {
+    match kind {
+        ValueKind::WindowType => "COUNT_BASED or TIME_BASED",
+        ValueKind::Count => "a whole number (for example 10)",
+        ValueKind::Percent => {
+            "a percentage greater than 0 and at most 100 (for example 50 or 62.5)"
+        }
+        ValueKind::Duration => {
+            "a duration such as 500ms, 10s, 2m, 1h or PT10S \
+             (a bare number is milliseconds, as in Spring)"
+        }
+        ValueKind::Bool => "true or false",
+        ValueKind::OpenOrClosed => "OPEN or CLOSED",
+        ValueKind::Kinds => {
+            "a list of error kind names registered in code \
+             (comma-separated in .properties, an array of strings in TOML)"
+        }
+        ValueKind::Name => "the name of a shared config (configs.<name>)",
+    }
+}
+
+/// Checks `raw` against `kind`; `None` if it does not fit (the caller reports [`expected`]).
+pub(crate) fn interpret(kind: ValueKind, raw: &Raw) -> Option<Setting> {
+    match kind {
+        ValueKind::WindowType => match lenient_enum(text(raw)?).as_str() {
+            "countbased" => Some(Setting::WindowType(SlidingWindowType::CountBased)),
+            "timebased" => Some(Setting::WindowType(SlidingWindowType::TimeBased)),
+            _ => None,
+        },
+        ValueKind::Count => match raw {
+            Raw::Integer(i) => u32::try_from(*i).ok().map(Setting::Count),
+            Raw::Text(s) => parse_u32(s.trim()).map(Setting::Count),
+            _ => None,
+        },
+        ValueKind::Percent => {
+            let value = match raw {
+                Raw::Integer(i) => *i as f64,
+                Raw::Float(f) => *f,
+                Raw::Text(s) => parse_decimal(s.trim())?,
+                _ => return None,
+            };
+            // Range checks (0, 100] happen when the config is built; here only finiteness.
+            let value = value as f32;
+            value.is_finite().then_some(Setting::Percent(value))
+        }
+        ValueKind::Duration => match raw {
+            Raw::Integer(ms) => u64::try_from(*ms)
+                .ok()
+                .map(|ms| Setting::Duration(Duration::from_millis(ms))),
+            Raw::Text(s) => parse_duration(s).map(Setting::Duration),
+            _ => None,
+        },
+        ValueKind::Bool => match raw {
+            Raw::Bool(b) => Some(Setting::Bool(*b)),
+            // Spring's StringToBooleanConverter.
+            Raw::Text(s) => match s.trim().to_ascii_lowercase().as_str() {
+                "true" | "on" | "yes" | "1" => Some(Setting::Bool(true)),
+                "false" | "off" | "no" | "0" => Some(Setting::Bool(false)),
+                _ => None,
+            },
+            _ => None,
+        },
+        ValueKind::OpenOrClosed => match lenient_enum(text(raw)?).as_str() {
+            "open" => Some(Setting::State(State::Open)),
+            "closed" => Some(Setting::State(State::Closed)),
+            _ => None,
+        },
+        ValueKind::Kinds => match raw {
+            Raw::List(items) => {
+                let items: Vec<String> = items.iter().map(|s| s.trim().to_owned()).collect();
+                items
+                    .iter()
+                    .all(|s| !s.is_empty())
+                    .then_some(Setting::Kinds(items))
+            }
+            Raw::Text(s) if s.trim().is_empty() => Some(Setting::Kinds(Vec::new())),
+            Raw::Text(s) => {
+                let items: Vec<String> = s.split(',').map(|s| s.trim().to_owned()).collect();
+                items
+                    .iter()
+                    .all(|s| !s.is_empty())
+                    .then_some(Setting::Kinds(items))
+            }
+            _ => None,
+        },
+        ValueKind::Name => {
+            let name = text(raw)?.trim();
+            (!name.is_empty()).then(|| Setting::Name(name.to_owned()))
+        }
+    }
+}
+
+fn text(raw: &Raw) -> Option<&str> {
+    match raw {
+        Raw::Text(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// Spring's lenient enum binding: case and `-`/`_` do not matter (`COUNT_BASED`, `count-based`,
+/// `countBased`).
+fn lenient_enum(s: &str) -> String {
+    s.trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+fn parse_u32(s: &str) -> Option<u32> {
+    let digits = s.strip_prefix('+').unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// A plain decimal number (`50`, `62.5`); no exponent, no `inf`/`nan`.
+fn parse_decimal(s: &str) -> Option<f64> {
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) || body.len() > 64 {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// A duration in Spring's two formats: simple (`500ms`, `10s`, `2m`, `1h`, `1d`, `100ns`,
+/// `100us`; a bare number is milliseconds) and ISO-8601 (`PT10S`, `PT0.5S`, `P1DT2H`).
+/// Negative durations are rejected.
+pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let unsigned = s.strip_prefix('+').unwrap_or(s);
+    if unsigned.starts_with(['P', 'p']) {
+        return parse_iso_duration(&unsigned[1..]);
+    }
+    let split = unsigned
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(unsigned.len());
+    let (number, unit) = unsigned.split_at(split);
+    if number.is_empty() || number.len() > 20 {
+        return None;
+    }
+    let n: u64 = number.parse().ok()?;
+    let nanos_per_unit: u128 = match unit.to_ascii_lowercase().as_str() {
+        "ns" => 1,
+        "us" => 1_000,
+        "" | "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000,
+        _ => return None,
+    };
+    from_nanos(u128::from(n) * nanos_per_unit)
+}
+
+/// The part after `P` of an ISO-8601 duration, as Java's `Duration.parse` reads it (days,
+/// hours, minutes, seconds with up to 9 decimals), without signs.
+fn parse_iso_duration(rest: &str) -> Option<Duration> {
+    let upper = rest.to_ascii_uppercase();
+    let (date, time) = match upper.split_once('T') {
+        Some((date, time)) => {
+            if time.is_empty() {
+                return None;
+            }
+            (date, Some(time))
+        }
+        None => (upper.as_str(), None),
+    };
+    let mut nanos: u128 = 0;
+    let mut any = false;
+    if !date.is_empty() {
+        let days = date.strip_suffix('D')?;
+        nanos += u128::from(iso_number(days)?) * 86_400_000_000_000;
+        any = true;
+    }
+    if let Some(mut time) = time {
+        for (unit, scale) in [('H', 3_600_000_000_000u128), ('M', 60_000_000_000)] {
+            if let Some(at) = time.find(unit) {
+                let (n, after) = time.split_at(at);
+                nanos += u128::from(iso_number(n)?) * scale;
+                time = &after[1..];
+                any = true;
+            }
+        }
+        if !time.is_empty() {
+            let seconds = time.strip_suffix('S')?;
+            let (whole, frac) = match seconds.split_once(['.', ',']) {
+                Some((w, f)) => (w, f),
+                None => (seconds, ""),
+            };
+            if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            nanos += u128::from(iso_number(whole)?) * 1_000_000_000;
+            if !frac.is_empty() {
+                let padded = format!("{frac:0<9}");
+                nanos += padded.parse::<u128>().ok()?;
+            }
+            any = true;
+        }
+    }
+    if !any {
+        return None;
+    }
+    from_nanos(nanos)
+}
+
+fn iso_number(s: &str) -> Option<u64> {
+    if s.is_empty() || s.len() > 20 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+fn from_nanos(nanos: u128) -> Option<Duration> {
+    let secs = u64::try_from(nanos / 1_000_000_000).ok()?;
+    // The remainder is below 1e9, so it fits in u32.
+    let sub = (nanos % 1_000_000_000) as u32;
+    Some(Duration::new(secs, sub))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_spring() {
+        let ok = |s: &str, d: Duration| assert_eq!(parse_duration(s), Some(d), "{s}");
+        ok("10s", Duration::from_secs(10));
+        ok("500ms", Duration::from_millis(500));
+        ok("2m", Duration::from_secs(120));
+        ok("1h", Duration::from_secs(3600));
+        ok("1d", Duration::from_secs(86_400));
+        ok("250us", Duration::from_micros(250));
+        ok("7ns", Duration::from_nanos(7));
+        ok("2000", Duration::from_millis(2000));
+        ok(" 10S ", Duration::from_secs(10));
+        ok("PT10S", Duration::from_secs(10));
+        ok("pt0.5s", Duration::from_millis(500));
+        ok("PT1M30S", Duration::from_secs(90));
+        ok("P1DT2H", Duration::from_secs(86_400 + 7200));
+        ok("0s", Duration::ZERO);
+        for bad in [
+            "",
+            "s",
+            "-1s",
+            "1.5s",
+            "10 s",
+            "10sec",
+            "P",
+            "PT",
+            "PT1X",
+            "P1H",
+            "1e3",
+            "99999999999999999999999d",
+        ] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn numbers_and_enums_are_lenient_as_spring_is() {
+        let count = |raw: Raw| interpret(ValueKind::Count, &raw);
+        assert_eq!(count(Raw::Text(" 10 ".into())), Some(Setting::Count(10)));
+        assert_eq!(count(Raw::Integer(10)), Some(Setting::Count(10)));
+        assert_eq!(count(Raw::Integer(-1)), None);
+        assert_eq!(count(Raw::Text("1.0".into())), None);
+        assert_eq!(count(Raw::Text("4294967296".into())), None);
+        let window = |s: &str| interpret(ValueKind::WindowType, &Raw::Text(s.into()));
+        for s in ["COUNT_BASED", "count-based", "countBased"] {
+            assert_eq!(
+                window(s),
+                Some(Setting::WindowType(SlidingWindowType::CountBased))
+            );
+        }
+        assert_eq!(window("SLIDING"), None);
+        let percent = |s: &str| interpret(ValueKind::Percent, &Raw::Text(s.into()));
+        assert_eq!(percent("62.5"), Some(Setting::Percent(62.5)));
+        assert_eq!(percent("NaN"), None);
+        assert_eq!(percent("1e2"), None);
+        let kinds = |s: &str| interpret(ValueKind::Kinds, &Raw::Text(s.into()));
+        assert_eq!(
+            kinds("a, b"),
+            Some(Setting::Kinds(vec!["a".into(), "b".into()]))
+        );
+        assert_eq!(kinds(""), Some(Setting::Kinds(vec![])));
+        assert_eq!(kinds("a,,b"), None);
+    }
+}

@@ -1,0 +1,255 @@
+//! Support for the code that `#[circuit_breaker]` generates. Not a public API: anything here
+//! may change in any release, in step with `breaker-macros`, which is pinned to this version.
+//!
+//! The generated code calls a few identity-like shims. Their generic bounds are the facts the
+//! attribute needs (the function returns a `Result`, its error can hold a rejection, the
+//! fallback has the right shape), written as traits with `#[diagnostic::on_unimplemented]`, so
+//! that a mistake is reported in words, at the token the macro spans the call at. Each trait
+//! has a blanket impl rather than a supertrait: with a supertrait, rustc prints the
+//! supertrait's message instead of ours.
+//!
+//! Everything with behaviour is [`CircuitBreaker::call_with`] and
+//! [`CircuitBreaker::call_sync_with`]; the shims only route types.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::hash::Hash;
+
+pub use std::result::Result::{self, Err, Ok};
+
+pub use crate::breaker::CircuitBreaker;
+pub use crate::call::Classifier;
+pub use crate::error::{CallError, CallNotPermitted};
+pub use crate::site::{CallSite, KeyedCallSite};
+
+use crate::call::Classify;
+
+/// The guarded function's return type, split into its `Ok` and `Err` types.
+#[diagnostic::on_unimplemented(
+    message = "`#[circuit_breaker]` guards functions that return a `Result`, not `{Self}`",
+    label = "this is not a `Result`",
+    note = "any `Result` type works, aliases such as `io::Result<T>` included; the breaker records its `Err` values"
+)]
+pub trait GuardedOutput: Sized {
+    /// The `Ok` type.
+    type Ok;
+    /// The `Err` type.
+    type Err;
+    /// `self` as a `Result` (the identity).
+    fn into_result(self) -> Result<Self::Ok, Self::Err>;
+    /// A `Result` as `Self` (the identity).
+    fn from_result(result: Result<Self::Ok, Self::Err>) -> Self;
+}
+
+impl<T, E> GuardedOutput for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+    #[inline]
+    fn into_result(self) -> Self {
+        self
+    }
+    #[inline]
+    fn from_result(result: Self) -> Self {
+        result
+    }
+}
+
+/// An error type that can stand for a rejected (or timed-out) call.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold a rejected call: implement `From<CallNotPermitted>` for it, or give the attribute a `fallback`",
+    label = "without a `fallback`, a rejected call returns `Err({Self}::from(CallNotPermitted))`",
+    note = "a call that times out (`timeout-duration`) also converts through `From<CallNotPermitted>`"
+)]
+pub trait FromRejection: Sized {
+    /// The error for a rejected call.
+    fn from_rejection(rejected: CallNotPermitted) -> Self;
+}
+
+impl<E: From<CallNotPermitted>> FromRejection for E {
+    #[inline]
+    fn from_rejection(rejected: CallNotPermitted) -> Self {
+        E::from(rejected)
+    }
+}
+
+/// The fallback of a plain function returns exactly the guarded function's type.
+#[diagnostic::on_unimplemented(
+    message = "the fallback returns `{Self}`, but the guarded function returns `{R}`",
+    label = "this fallback returns `{Self}`",
+    note = "a fallback takes the guarded function's parameters plus a trailing `CallError<E>` and returns the same type; a plain function's fallback is a plain `fn`, not an `async fn`"
+)]
+pub trait SameAs<R> {
+    /// `self`, as `R`.
+    fn same(self) -> R;
+}
+
+impl<R> SameAs<R> for R {
+    #[inline]
+    fn same(self) -> R {
+        self
+    }
+}
+
+/// The fallback of an async function is a future of exactly the guarded function's type.
+#[diagnostic::on_unimplemented(
+    message = "the fallback of an async function must be an `async fn` returning `{R}`",
+    label = "this fallback returns `{Self}`",
+    note = "a fallback takes the guarded function's parameters plus a trailing `CallError<E>` and returns the same type; an `async fn`'s fallback is an `async fn` too"
+)]
+pub trait FallbackFuture<R> {
+    /// The future, resolving to `R`.
+    type Future: Future<Output = R>;
+    /// Converts `self` into that future.
+    fn into_fallback(self) -> Self::Future;
+}
+
+impl<R, F: Future<Output = R>> FallbackFuture<R> for F {
+    type Future = F;
+    #[inline]
+    fn into_fallback(self) -> F {
+        self
+    }
+}
+
+/// A `record` or `ignore` predicate: `Fn(&E) -> bool`.
+#[diagnostic::on_unimplemented(
+    message = "a `record` or `ignore` predicate takes `&{E}` and returns `bool`",
+    label = "this is not a `Fn(&{E}) -> bool`",
+    note = "name a `fn(&E) -> bool`, or write a closure with its parameter type: `|e: &MyError| ...`"
+)]
+pub trait ErrorPredicate<E> {}
+
+impl<E, P: Fn(&E) -> bool> ErrorPredicate<E> for P {}
+
+/// A `result` predicate: `Fn(&T) -> bool`, for an `Ok` value that counts as a failure.
+#[diagnostic::on_unimplemented(
+    message = "a `result` predicate takes `&{T}` (the `Ok` value) and returns `bool`",
+    label = "this is not a `Fn(&{T}) -> bool`",
+    note = "name a `fn(&T) -> bool`, or write a closure with its parameter type: `|v: &Reply| ...`"
+)]
+pub trait ValuePredicate<T> {}
+
+impl<T, P: Fn(&T) -> bool> ValuePredicate<T> for P {}
+
+/// A run-time key: one breaker per distinct value.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot key a breaker",
+    label = "a `key` is an owned value that is `Hash + Eq + Clone + Display + Send + Sync + 'static`",
+    note = "the key names the breaker (`name:key`), so it must be `Display`; for several parts, format them into a `String` or use a struct of your own"
+)]
+pub trait BreakerKey {
+    /// The breaker of this key at `site`.
+    fn breaker(&self, site: &'static KeyedCallSite) -> Cow<'static, CircuitBreaker>;
+}
+
+impl<K> BreakerKey for K
+where
+    K: Hash + Eq + Clone + fmt::Display + Send + Sync + 'static,
+{
+    #[inline]
+    fn breaker(&self, site: &'static KeyedCallSite) -> Cow<'static, CircuitBreaker> {
+        site.breaker(self)
+    }
+}
+
+/// Checks a `record`/`ignore` predicate against the guarded function's error type.
+#[inline]
+pub fn error_predicate<R, P>(predicate: P) -> P
+where
+    R: GuardedOutput,
+    P: ErrorPredicate<R::Err>,
+{
+    predicate
+}
+
+/// Checks a `result` predicate against the guarded function's `Ok` type.
+#[inline]
+pub fn value_predicate<R, P>(predicate: P) -> P
+where
+    R: GuardedOutput,
+    P: ValuePredicate<R::Ok>,
+{
+    predicate
+}
+
+/// The breaker of a run-time key.
+#[inline]
+pub fn keyed<K: BreakerKey + ?Sized>(
+    site: &'static KeyedCallSite,
+    key: &K,
+) -> Cow<'static, CircuitBreaker> {
+    key.breaker(site)
+}
+
+/// Runs an async body through `breaker` ([`CircuitBreaker::call_with`]).
+#[inline]
+pub async fn run<R, C, F>(
+    breaker: &CircuitBreaker,
+    classify: C,
+    body: F,
+) -> Result<R::Ok, CallError<R::Err>>
+where
+    R: GuardedOutput,
+    C: Classify<R::Ok, R::Err>,
+    F: Future<Output = R>,
+{
+    breaker
+        .call_with(&classify, async move { body.await.into_result() })
+        .await
+}
+
+/// Runs a plain body through `breaker` ([`CircuitBreaker::call_sync_with`]).
+#[inline]
+pub fn run_sync<R, C, F>(
+    breaker: &CircuitBreaker,
+    classify: C,
+    body: F,
+) -> Result<R::Ok, CallError<R::Err>>
+where
+    R: GuardedOutput,
+    C: Classify<R::Ok, R::Err>,
+    F: FnOnce() -> R,
+{
+    breaker.call_sync_with(&classify, move || body().into_result())
+}
+
+/// The guarded call's `Ok` value, as `R`.
+#[inline]
+pub fn ok<R: GuardedOutput>(value: R::Ok) -> R {
+    R::from_result(Ok(value))
+}
+
+/// Awaits an async fallback, checking that it returns `R`.
+#[inline]
+pub fn fallback<R, F>(fallback: F) -> F::Future
+where
+    F: FallbackFuture<R>,
+{
+    fallback.into_fallback()
+}
+
+/// A plain fallback's result, checked to be `R`.
+#[inline]
+pub fn fallback_sync<R, X>(result: X) -> R
+where
+    X: SameAs<R>,
+{
+    result.same()
+}
+
+/// Without a fallback: the call's own error as is, a rejection or a timeout through
+/// `From<CallNotPermitted>`.
+#[inline]
+pub fn reject<R>(out: Result<R::Ok, CallError<R::Err>>) -> R
+where
+    R: GuardedOutput,
+    R::Err: FromRejection,
+{
+    R::from_result(match out {
+        Ok(value) => Ok(value),
+        Err(CallError::Failed(e)) => Err(e),
+        Err(CallError::NotPermitted(rejected)) => Err(R::Err::from_rejection(rejected)),
+        Err(CallError::TimedOut(timed_out)) => Err(R::Err::from_rejection(timed_out.into())),
+    })
+}

@@ -1,0 +1,287 @@
+//! The `metrics` export: Resilience4j's Micrometer names and tags, rendered by the Prometheus
+//! exporter, follow every state, call and rejection; keyed breakers and breakers created before
+//! the export are included; concurrent traffic leaves the state gauges on the real state.
+#![cfg(feature = "metrics")]
+
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use breaker_core::{
+    Config, ManualClock, MetricsExport, Outcome, Registry, SlidingWindowType, State,
+};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+
+/// A registry on a manual clock, exported to a Prometheus recorder of its own.
+fn exported(config: Config) -> (Registry, ManualClock, MetricsExport, PrometheusHandle) {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .default_config(config)
+        .build();
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    let export = MetricsExport::install_with_recorder(&registry, Arc::new(recorder));
+    (registry, clock, export, handle)
+}
+
+fn small() -> Config {
+    Config::builder()
+        .sliding_window_size(4)
+        .minimum_number_of_calls(4)
+        .failure_rate_threshold(50.0)
+        .slow_call_duration_threshold(Duration::from_secs(1))
+        .wait_duration_in_open_state(Duration::from_secs(10))
+        .permitted_number_of_calls_in_half_open_state(2)
+        .build()
+        .unwrap()
+}
+
+/// The value of the series `series` (name and labels exactly as rendered), if present.
+fn value(text: &str, series: &str) -> Option<f64> {
+    text.lines().find_map(|line| {
+        let rest = line.strip_prefix(series)?.strip_prefix(' ')?;
+        rest.trim().parse().ok()
+    })
+}
+
+fn get(handle: &PrometheusHandle, series: &str) -> f64 {
+    let text = handle.render();
+    value(&text, series).unwrap_or_else(|| panic!("no {series} in:\n{text}"))
+}
+
+fn state_of(handle: &PrometheusHandle, name: &str) -> Vec<(&'static str, f64)> {
+    [
+        "closed",
+        "open",
+        "half_open",
+        "disabled",
+        "forced_open",
+        "metrics_only",
+    ]
+    .into_iter()
+    .map(|s| {
+        let series = format!("resilience4j_circuitbreaker_state{{name=\"{name}\",state=\"{s}\"}}");
+        (s, get(handle, &series))
+    })
+    .filter(|(_, v)| *v != 0.0)
+    .collect()
+}
+
+#[test]
+fn state_gauges_follow_every_transition() {
+    let (registry, clock, _export, handle) = exported(small());
+    let b = registry.breaker("productService");
+    assert_eq!(
+        state_of(&handle, "productService"),
+        [("closed", 1.0)],
+        "from creation"
+    );
+    for _ in 0..4 {
+        let _ = b.call_sync(|| Err::<(), _>("down"));
+    }
+    assert_eq!(b.state(), State::Open);
+    assert_eq!(state_of(&handle, "productService"), [("open", 1.0)]);
+    let text = handle.render();
+    assert!(
+        text.contains(
+            "resilience4j_circuitbreaker_state{name=\"productService\",state=\"open\"} 1\n"
+        ),
+        "the line dashboards and seed 003's alert read:\n{text}"
+    );
+    clock.advance(Duration::from_secs(11));
+    let _ = b.call_sync(|| Ok::<_, ()>(()));
+    assert_eq!(state_of(&handle, "productService"), [("half_open", 1.0)]);
+    b.transition_to_forced_open_state();
+    assert_eq!(state_of(&handle, "productService"), [("forced_open", 1.0)]);
+    b.transition_to_disabled_state();
+    assert_eq!(state_of(&handle, "productService"), [("disabled", 1.0)]);
+    b.transition_to_metrics_only_state();
+    assert_eq!(state_of(&handle, "productService"), [("metrics_only", 1.0)]);
+    b.reset();
+    assert_eq!(state_of(&handle, "productService"), [("closed", 1.0)]);
+}
+
+#[test]
+fn calls_rates_and_windows_use_resilience4j_names() {
+    let (registry, _clock, _export, handle) = exported(small());
+    let b = registry.breaker("inventory");
+    let record = |outcome, secs: f64| {
+        b.try_acquire()
+            .unwrap()
+            .record(outcome, Duration::from_secs_f64(secs));
+    };
+    let rate = |name: &str| {
+        get(
+            &handle,
+            &format!("resilience4j_circuitbreaker_{name}{{name=\"inventory\"}}"),
+        )
+    };
+    assert_eq!(
+        rate("failure_rate"),
+        -1.0,
+        "no rate below the minimum, as Resilience4j"
+    );
+    assert_eq!(rate("slow_call_rate"), -1.0);
+
+    record(Outcome::Success, 0.25);
+    record(Outcome::Success, 2.0); // slow
+    record(Outcome::Failure, 0.5);
+    record(Outcome::Ignored, 0.125);
+    assert_eq!(rate("failure_rate"), -1.0, "3 buffered calls, minimum 4");
+    record(Outcome::Failure, 1.5); // slow
+    assert_eq!(b.state(), State::Open, "2 of 4 failed");
+
+    let calls = |kind: &str, part: &str| {
+        get(
+            &handle,
+            &format!("resilience4j_circuitbreaker_calls_seconds_{part}{{kind=\"{kind}\",name=\"inventory\"}}"),
+        )
+    };
+    assert_eq!(calls("successful", "count"), 2.0);
+    assert_eq!(calls("successful", "sum"), 2.25);
+    assert_eq!(calls("failed", "count"), 2.0);
+    assert_eq!(calls("failed", "sum"), 2.0);
+    assert_eq!(calls("ignored", "count"), 1.0);
+    assert_eq!(calls("ignored", "sum"), 0.125);
+
+    assert_eq!(rate("failure_rate"), 50.0);
+    assert_eq!(rate("slow_call_rate"), 50.0);
+    let by_kind = |metric: &str, kind: &str| {
+        get(
+            &handle,
+            &format!("resilience4j_circuitbreaker_{metric}{{kind=\"{kind}\",name=\"inventory\"}}"),
+        )
+    };
+    assert_eq!(by_kind("buffered_calls", "successful"), 2.0);
+    assert_eq!(by_kind("buffered_calls", "failed"), 2.0);
+    assert_eq!(by_kind("slow_calls", "successful"), 1.0);
+    assert_eq!(by_kind("slow_calls", "failed"), 1.0);
+
+    for _ in 0..3 {
+        assert!(b.try_acquire().is_err());
+    }
+    assert_eq!(
+        by_kind("not_permitted_calls_total", "not_permitted"),
+        3.0,
+        "Resilience4j 2.x's counter"
+    );
+    assert_eq!(
+        by_kind("calls_total", "not_permitted"),
+        3.0,
+        "Resilience4j 1.x's name, which its Grafana dashboard reads"
+    );
+}
+
+/// Breakers that existed before the export, and keyed ones, are exported too; installing
+/// twice is one export (no double counting).
+#[test]
+fn existing_and_keyed_breakers_are_exported_once() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock)
+        .default_config(small())
+        .build();
+    let early = registry.breaker("early");
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    let export = MetricsExport::install_with_recorder(&registry, Arc::new(recorder));
+    let again = MetricsExport::install(&registry);
+    assert_eq!(export.len(), 1);
+    let _ = early.call_sync(|| Ok::<_, ()>(()));
+    assert_eq!(
+        get(
+            &handle,
+            "resilience4j_circuitbreaker_calls_seconds_count{kind=\"successful\",name=\"early\"}"
+        ),
+        1.0
+    );
+    let llm = registry.keyed::<String>("llm");
+    let openai = llm.get(&"openai".to_owned());
+    for _ in 0..4 {
+        let _ = openai.call_sync(|| Err::<(), _>("429"));
+    }
+    assert_eq!(state_of(&handle, "llm:openai"), [("open", 1.0)]);
+    assert_eq!(again.len(), 2);
+}
+
+/// Gauges follow events; a time-based window empties with no event, and `refresh` (before a
+/// scrape) brings the gauges back to the truth.
+#[test]
+fn refresh_rereads_windows_that_emptied_with_time() {
+    let config = Config::builder()
+        .sliding_window(SlidingWindowType::TimeBased, 10, 100)
+        .build()
+        .unwrap();
+    let (registry, clock, export, handle) = exported(config);
+    let b = registry.breaker("reports");
+    for _ in 0..3 {
+        let _ = b.call_sync(|| Err::<(), _>("down"));
+    }
+    let failed = "resilience4j_circuitbreaker_buffered_calls{kind=\"failed\",name=\"reports\"}";
+    assert_eq!(get(&handle, failed), 3.0);
+    clock.advance(Duration::from_secs(60));
+    assert_eq!(b.metrics().failed_calls, 0, "the window moved on");
+    assert_eq!(get(&handle, failed), 3.0, "no event since");
+    export.refresh();
+    assert_eq!(get(&handle, failed), 0.0);
+}
+
+/// Many threads calling while another moves the breaker by hand: events are published out of
+/// order, yet after the dust settles the state gauges show the breaker's real state, and the
+/// call counts are exact.
+#[test]
+fn concurrent_traffic_leaves_the_gauges_on_the_real_state() {
+    let (registry, _clock, _export, handle) = exported(small());
+    let b = registry.breaker("busy");
+    let workers: Vec<_> = (0..4)
+        .map(|t| {
+            let b = b.clone();
+            thread::spawn(move || {
+                let mut ok = 0u64;
+                for i in 0..5_000u32 {
+                    if let Ok(permit) = b.try_acquire() {
+                        let outcome = if (i + t) % 3 == 0 {
+                            Outcome::Failure
+                        } else {
+                            Outcome::Success
+                        };
+                        if outcome == Outcome::Success {
+                            ok += 1;
+                        }
+                        permit.record(outcome, Duration::from_millis(1));
+                    }
+                }
+                ok
+            })
+        })
+        .collect();
+    let mover = {
+        let b = b.clone();
+        thread::spawn(move || {
+            for i in 0..2_000 {
+                match i % 4 {
+                    0 => b.transition_to_forced_open_state(),
+                    1 => b.transition_to_closed_state(),
+                    2 => b.transition_to_metrics_only_state(),
+                    _ => b.reset(),
+                }
+            }
+            b.transition_to_forced_open_state();
+        })
+    };
+    let successes: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    mover.join().unwrap();
+    assert_eq!(b.state(), State::ForcedOpen);
+    assert_eq!(state_of(&handle, "busy"), [("forced_open", 1.0)]);
+    let counted = get(
+        &handle,
+        "resilience4j_circuitbreaker_calls_seconds_count{kind=\"successful\",name=\"busy\"}",
+    );
+    // Calls completing in DISABLED or FORCED_OPEN publish no event (nothing is recorded), so the
+    // timer counts at most the successes made, and at least some.
+    assert!(
+        counted > 0.0 && counted <= successes as f64,
+        "{counted} of {successes}"
+    );
+}

@@ -1,0 +1,4 @@
+//! Helpers shared by the integration tests.
+
+pub(crate) mod logs;
+pub(crate) mod redis_server;

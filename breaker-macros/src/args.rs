@@ -1,0 +1,325 @@
+//! The attribute's arguments: `name`, `fallback`, `record`, `ignore`, `result`, `key`, `crate`.
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::Parser;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, ExprPath, Ident, Lit, LitStr, Path};
+
+use crate::errors::Errors;
+
+/// The option names, in the order the messages list them.
+pub(crate) mod kw {
+    pub(crate) const NAME: &str = "name";
+    pub(crate) const FALLBACK: &str = "fallback";
+    pub(crate) const RECORD: &str = "record";
+    pub(crate) const IGNORE: &str = "ignore";
+    pub(crate) const RESULT: &str = "result";
+    pub(crate) const KEY: &str = "key";
+    pub(crate) const CRATE: &str = "crate";
+
+    pub(crate) const ALL: [&str; 7] = [NAME, FALLBACK, RECORD, IGNORE, RESULT, KEY, CRATE];
+}
+
+/// A path to a function, given as a string (`fallback = "fb"`) or bare (`fallback = fb`).
+/// From a string, every token of the path carries the literal's span (serde's
+/// `parse_lit_into_expr_path`), so errors about the function land on the literal.
+pub(crate) struct FnPath {
+    pub(crate) path: ExprPath,
+    /// The literal, or the bare path: where errors about the function go.
+    pub(crate) span: Span,
+}
+
+/// The options, each given at most once.
+#[derive(Default)]
+pub(crate) struct Args {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) fallback: Option<FnPath>,
+    pub(crate) record: Option<Expr>,
+    pub(crate) ignore: Option<Expr>,
+    pub(crate) result: Option<Expr>,
+    pub(crate) key: Option<Expr>,
+    pub(crate) krate: Option<Path>,
+    /// Every key given, valid value or not: a key is "given twice" even if its first value
+    /// was rejected, and a `name` with a bad value is not also "missing".
+    pub(crate) given: Vec<String>,
+}
+
+/// Parses the arguments, recording every mistake and going on after each one that leaves the
+/// input readable.
+pub(crate) fn parse(attr: TokenStream, errors: &mut Errors) -> Args {
+    let mut args = Args::default();
+    let parser = syn::meta::parser(|meta| {
+        let Some(key) = meta.path.get_ident().cloned() else {
+            skip_value(&meta)?;
+            errors.spanned(&meta.path, unknown_option(&path_text(&meta.path)));
+            return Ok(());
+        };
+        let name = key.to_string();
+        if !kw::ALL.contains(&name.as_str()) {
+            skip_value(&meta)?;
+            errors.at(key.span(), unknown_option(&name));
+            // A typo of a known key counts as that key given, so that `nmae = ".."` is one
+            // error ("did you mean `name`?"), not also "`name` is missing".
+            if let Some(meant) = did_you_mean(&name) {
+                args.given.push(meant.to_owned());
+            }
+            return Ok(());
+        }
+        if !set_once(&mut args.given, &key, errors) {
+            return skip_value(&meta);
+        }
+        if !meta.input.peek(syn::Token![=]) {
+            errors.at(
+                key.span(),
+                format!("`{name}` takes a value: {}", example(&name)),
+            );
+            return skip_value(&meta);
+        }
+        let value: Expr = meta.value()?.parse()?;
+        match name.as_str() {
+            kw::NAME => args.name = string_literal(&name, &value, errors),
+            kw::FALLBACK => args.fallback = fn_path(&name, value, errors),
+            kw::RECORD => args.record = Some(code(value, errors)),
+            kw::IGNORE => args.ignore = Some(code(value, errors)),
+            kw::RESULT => args.result = Some(code(value, errors)),
+            kw::KEY => args.key = Some(value),
+            kw::CRATE => args.krate = crate_path(&name, value, errors),
+            _ => unreachable!("every known key has an arm"),
+        }
+        Ok(())
+    });
+    if let Err(error) = parser.parse2(attr) {
+        errors.push(error);
+    }
+    args
+}
+
+/// The one duplicate check, for every option: records `key` as given, or reports a second
+/// occurrence at that key and returns `false`.
+fn set_once(given: &mut Vec<String>, key: &Ident, errors: &mut Errors) -> bool {
+    let name = key.to_string();
+    if given.contains(&name) {
+        errors.at(
+            key.span(),
+            format_args!("`{key}` is given twice; give each option once"),
+        );
+        false
+    } else {
+        given.push(name);
+        true
+    }
+}
+
+/// Consumes whatever value an option has (`= expr` or `(...)`), so that parsing goes on.
+fn skip_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.input.parse::<proc_macro2::TokenTree>()?;
+    }
+    Ok(())
+}
+
+fn path_text(path: &Path) -> String {
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    segments.join("::")
+}
+
+fn unknown_option(name: &str) -> String {
+    let expected = kw::ALL.map(|k| format!("`{k}`")).join(", ");
+    let mut message = format!("unknown option `{name}`; expected one of: {expected}");
+    let lower = name.to_ascii_lowercase();
+    if let Some(meant) = did_you_mean(name) {
+        message.push_str(&format!("\ndid you mean `{meant}`?"));
+    } else if lower.starts_with("fallback") {
+        message.push_str(
+            "\nSpring's `fallbackMethod` is `fallback` here: `fallback = \"my_fallback\"`",
+        );
+    } else if [
+        "timeout",
+        "threshold",
+        "window",
+        "duration",
+        "wait",
+        "calls",
+        "permitted",
+        "minimum",
+        "rate",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
+    {
+        message.push_str(
+            "\nnumbers live in the breaker's configuration, under its `name` \
+             (for example `resilience4j.circuitbreaker.instances.<name>.timeout-duration`), \
+             not in the attribute",
+        );
+    }
+    message
+}
+
+/// The known key `name` is most likely a typo of: at most two edits (a swap of neighbours
+/// counts as one) away.
+fn did_you_mean(name: &str) -> Option<&'static str> {
+    if name.len() < 3 {
+        return None;
+    }
+    kw::ALL
+        .into_iter()
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|&(d, _)| d <= 2)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Optimal string alignment distance.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+fn example(name: &str) -> &'static str {
+    match name {
+        kw::NAME => "`name = \"productService\"`",
+        kw::FALLBACK => "`fallback = \"my_fallback\"`",
+        kw::RECORD | kw::IGNORE => "a predicate on the error, `record = is_server_error`",
+        kw::RESULT => "a predicate on the `Ok` value, `result = is_retry_later`",
+        kw::KEY => "an expression, `key = tenant.clone()`",
+        _ => "`crate = \"breaker\"`",
+    }
+}
+
+fn as_str_literal(value: &Expr) -> Option<&LitStr> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => Some(lit),
+        _ => None,
+    }
+}
+
+/// `name`: a non-empty string literal without surrounding whitespace.
+fn string_literal(key: &str, value: &Expr, errors: &mut Errors) -> Option<LitStr> {
+    let Some(lit) = as_str_literal(value) else {
+        errors.spanned(
+            value,
+            format_args!("`{key}` takes a string literal: {}", example(key)),
+        );
+        return None;
+    };
+    let text = lit.value();
+    if text.is_empty() {
+        errors.at(
+            lit.span(),
+            "`name` must not be empty: it names the breaker and its configuration instance",
+        );
+        return None;
+    }
+    if text.trim() != text {
+        errors.at(
+            lit.span(),
+            format_args!(
+                "`name` has leading or trailing whitespace; did you mean `\"{}\"`?",
+                text.trim()
+            ),
+        );
+        return None;
+    }
+    Some(lit.clone())
+}
+
+/// `fallback`: a path, as a string or bare.
+fn fn_path(key: &str, value: Expr, errors: &mut Errors) -> Option<FnPath> {
+    if let Some(lit) = as_str_literal(&value) {
+        return match lit.parse::<ExprPath>() {
+            Ok(path) => Some(FnPath {
+                path,
+                span: lit.span(),
+            }),
+            Err(_) => {
+                errors.at(
+                    lit.span(),
+                    format_args!(
+                        "`{key}` names a function: {}, or `\"Self::my_fallback\"`; `{}` is not a path",
+                        example(key),
+                        lit.value()
+                    ),
+                );
+                None
+            }
+        };
+    }
+    match value {
+        Expr::Path(path) if path.attrs.is_empty() && path.qself.is_none() => {
+            let span = path.span();
+            Some(FnPath { path, span })
+        }
+        other => {
+            errors.spanned(
+                &other,
+                format_args!("`{key}` names a function: {}", example(key)),
+            );
+            None
+        }
+    }
+}
+
+/// `record`, `ignore`, `result`: code, as an expression or a string holding a path.
+fn code(value: Expr, errors: &mut Errors) -> Expr {
+    if let Some(lit) = as_str_literal(&value) {
+        match lit.parse::<ExprPath>() {
+            Ok(path) => return Expr::Path(path),
+            Err(_) => errors.at(
+                lit.span(),
+                "a predicate is a path or a closure, such as `record = is_server_error`; this string is not a path",
+            ),
+        }
+    }
+    value
+}
+
+/// `crate`: the path the generated code reaches the runtime through.
+fn crate_path(key: &str, value: Expr, errors: &mut Errors) -> Option<Path> {
+    if let Some(lit) = as_str_literal(&value) {
+        return match lit.parse::<Path>() {
+            Ok(path) => Some(path),
+            Err(_) => {
+                errors.at(
+                    lit.span(),
+                    format_args!(
+                        "`{key}` takes the path of the `breaker` crate, such as `crate = \"::my_breaker\"`"
+                    ),
+                );
+                None
+            }
+        };
+    }
+    match value {
+        Expr::Path(path) if path.qself.is_none() => Some(path.path),
+        other => {
+            errors.spanned(
+                &other,
+                format_args!("`{key}` takes the path of the `breaker` crate, such as `crate = \"::my_breaker\"`"),
+            );
+            None
+        }
+    }
+}

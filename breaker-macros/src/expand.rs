@@ -1,0 +1,357 @@
+//! The expansion: the only place that writes code, and where every span is chosen.
+//!
+//! ```text
+//! #[attrs] #vis #sig {
+//!     static __BREAKER_SITE: ::breaker::CallSite = ::breaker::CallSite::new("name");
+//!     let __breaker_out = ::breaker::__private::run::<R, _, _>(   // all at `-> R`
+//!         __BREAKER_SITE.breaker(),
+//!         ::breaker::Classifier::new(),       // .record(p) .ignore(p) .result(p), checked at p
+//!         async { /* fake return edge */ BODY },    // not `move`; `|| { .. }` for a plain fn
+//!     ).await;
+//!     // with a fallback:
+//!     match __breaker_out {
+//!         Ok(v) => ::breaker::__private::ok::<R>(v),
+//!         Err(e) => ::breaker::__private::fallback::<R, _>(fb(args.., e)).await, // at "fb"
+//!     }
+//!     // without one:
+//!     ::breaker::__private::reject::<R>(__breaker_out)                       // at `-> R`
+//! }
+//! ```
+//!
+//! With `key = expr`, the site is a `KeyedCallSite` and the breaker comes from
+//! `match expr { ref k => ::breaker::__private::keyed(&__BREAKER_SITE, k) }`, spanned at `expr`.
+
+use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{FnArg, GenericArgument, Pat, PathArguments, ReturnType, Type, TypeInfer};
+
+use crate::args::{self, Args, FnPath};
+use crate::errors::Errors;
+use crate::item::{self, Body, GuardedFn};
+use crate::validate;
+
+/// The attribute: parse, check, expand; on any mistake, the untouched item plus the errors.
+pub(crate) fn circuit_breaker(attr: TokenStream, input: TokenStream) -> TokenStream {
+    let mut errors = Errors::new();
+    let args = args::parse(attr, &mut errors);
+    validate::args(&args, &mut errors);
+    let guarded = match item::parse(input.clone()) {
+        Ok(Ok(guarded)) => Some(guarded),
+        Ok(Err(not_a_fn)) => {
+            errors.at(
+                not_a_fn.span,
+                format_args!(
+                    "`#[circuit_breaker]` goes on a function (`fn` or `async fn`) that returns \
+                     a `Result`, not on {}",
+                    not_a_fn.found
+                ),
+            );
+            None
+        }
+        Err(syntax) => {
+            errors.push(syntax);
+            None
+        }
+    };
+    if let Some(guarded) = &guarded {
+        validate::item(guarded, &args, &mut errors);
+    }
+    match (errors.finish(), guarded) {
+        (Ok(()), Some(guarded)) => expand(guarded, &args),
+        (Err(error), _) => with_errors(input, error),
+        (Ok(()), None) => unreachable!("an item that is not a fn is an error"),
+    }
+}
+
+/// The original item, untouched, so that the rest of the crate keeps type-checking and an IDE
+/// keeps completing inside it (tokio), followed by the errors.
+fn with_errors(input: TokenStream, error: syn::Error) -> TokenStream {
+    let errors = error.to_compile_error();
+    quote!(#input #errors)
+}
+
+fn expand(f: GuardedFn, args: &Args) -> TokenStream {
+    let krate = match &args.krate {
+        Some(path) => path.to_token_stream(),
+        None => quote!(::breaker),
+    };
+    let name = args.name.as_ref().expect("validated: `name` is given");
+    let ReturnType::Type(_, declared) = &f.sig.output else {
+        unreachable!("validated: the fn returns a type")
+    };
+    let Body::Block { brace, stmts, .. } = &f.body else {
+        unreachable!("validated: the fn has a body")
+    };
+    // `R`: the declared return type with `impl Trait` erased to `_`, usable in a turbofish.
+    let ret = erase_impl_trait((**declared).clone());
+    let ret_span = declared.span();
+    let at_ret = respan(krate.clone(), ret_span);
+    let is_async = f.sig.asyncness.is_some();
+
+    let (site, breaker) = match &args.key {
+        None => (
+            quote! {
+                static __BREAKER_SITE: #krate::CallSite = #krate::CallSite::new(#name);
+            },
+            quote!(__BREAKER_SITE.breaker()),
+        ),
+        Some(key) => {
+            // The key's own span for the whole lookup, so that a key of the wrong type is
+            // reported at the key expression.
+            let key_span = key.span();
+            let keyed = respan(quote!(#krate::__private::keyed), key_span);
+            // `match` with a `ref` binding, as `assert_eq!` does: the key is borrowed in place
+            // (a field is not moved out), a temporary lives through the lookup, and the key
+            // expression keeps its own precedence.
+            let lookup = quote_spanned! {key_span=>
+                match #key {
+                    ref __breaker_key => #keyed(&__BREAKER_SITE, __breaker_key),
+                }
+            };
+            (
+                quote! {
+                    static __BREAKER_SITE: #krate::KeyedCallSite = #krate::KeyedCallSite::new(#name);
+                    let __breaker_keyed = #lookup;
+                },
+                quote!(&__breaker_keyed),
+            )
+        }
+    };
+
+    // Every generated use of `R` is spanned at the return type: if `R` is not a `Result`, each
+    // shim reports the same error at the same place, and rustc prints it once.
+    let classifier = classifier(&at_ret, ret_span, &ret, args);
+
+    // The body stays in the original fn, inside a block that is not `move`: it borrows the
+    // arguments, so they are still there for the fallback. The fake return edge (tracing)
+    // types the block as `R` and points type errors at the declared return type.
+    let fake_return = quote_spanned! {ret_span=>
+        #[allow(
+            unknown_lints,
+            unreachable_code,
+            clippy::diverging_sub_expression,
+            clippy::empty_loop,
+            clippy::let_unit_value,
+            clippy::let_with_type_underscore,
+            clippy::needless_return,
+            clippy::unreachable
+        )]
+        if false {
+            let __breaker_fake_return: #ret = loop {};
+            return __breaker_fake_return;
+        }
+    };
+    // The user's statements go straight into the new block, whose braces take the original
+    // braces' span, so that the body reads (and lints) as the user wrote it.
+    let mut block = Group::new(Delimiter::Brace, quote!(#fake_return #stmts));
+    block.set_span(brace.span.join());
+    let body_span = brace.span.join();
+    let guarded = if is_async {
+        quote_spanned!(body_span=> async #block)
+    } else {
+        quote_spanned!(body_span=> || #block)
+    };
+    let run = if is_async {
+        quote_spanned!(ret_span=> #at_ret::__private::run::<#ret, _, _>)
+    } else {
+        quote_spanned!(ret_span=> #at_ret::__private::run_sync::<#ret, _, _>)
+    };
+    let await_run = is_async.then(|| quote_spanned!(ret_span=> .await));
+    let run_call = quote_spanned!(ret_span=> #run(#breaker, #classifier, #guarded) #await_run);
+
+    let tail = match &args.fallback {
+        Some(fallback) => {
+            let (err, call) = fallback_call(&krate, &ret, &f, fallback, is_async);
+            let ok = quote_spanned!(ret_span=> #at_ret::__private::ok::<#ret>);
+            quote! {
+                match __breaker_out {
+                    #krate::__private::Ok(__breaker_value) => #ok(__breaker_value),
+                    #krate::__private::Err(#err) => #call,
+                }
+            }
+        }
+        None => quote_spanned!(ret_span=> #at_ret::__private::reject::<#ret>(__breaker_out)),
+    };
+
+    let attrs = f.all_outer_attrs();
+    let vis = &f.vis;
+    let sig = &f.sig;
+    // The fn's braces keep their original span: the item then spans the user's tokens only, and
+    // the user's lints (dead_code, ...) still see it as their code.
+    let mut body = Group::new(
+        Delimiter::Brace,
+        quote! {
+            #site
+            let __breaker_out = #run_call;
+            #tail
+        },
+    );
+    body.set_span(brace.span.join());
+    quote! {
+        #(#attrs)*
+        #vis #sig #body
+    }
+}
+
+/// `Classifier::new()` plus the predicates, each checked by a shim spanned at the predicate.
+fn classifier(at_ret: &TokenStream, ret_span: Span, ret: &Type, args: &Args) -> TokenStream {
+    let mut classifier = quote_spanned!(ret_span=> #at_ret::Classifier::new());
+    let predicates = [
+        (&args.record, "record", "error_predicate"),
+        (&args.ignore, "ignore", "error_predicate"),
+        (&args.result, "result", "value_predicate"),
+    ];
+    for (predicate, method, check) in predicates {
+        if let Some(predicate) = predicate {
+            let span = predicate.span();
+            let method = Ident::new(method, ret_span);
+            let check = Ident::new(check, span);
+            let krate = respan(at_ret.clone(), span);
+            let checked = quote_spanned!(span=> #krate::__private::#check::<#ret, _>(#predicate));
+            classifier = quote_spanned!(ret_span=> #classifier.#method(#checked));
+        }
+    }
+    classifier
+}
+
+/// The fallback call, every token at the fallback's literal (serde `wrap_serialize_with`), so
+/// that "not found", arity, argument and return-type errors land there; and the name the
+/// `CallError` is bound to.
+fn fallback_call(
+    krate: &TokenStream,
+    ret: &Type,
+    f: &GuardedFn,
+    fallback: &FnPath,
+    is_async: bool,
+) -> (Ident, TokenStream) {
+    let span = fallback.span;
+    // Forwarded arguments sit at the literal but belong to the expansion: rustc then reports an
+    // argument mistake at the literal without suggesting edits to the literal itself.
+    let arg_span = Span::call_site().located_at(span);
+    let err = Ident::new("__breaker_err", arg_span);
+    let mut receiver = None;
+    let mut forwarded = Vec::new();
+    for input in &f.sig.inputs {
+        match input {
+            FnArg::Receiver(_) => receiver = Some(Ident::new("self", span)),
+            FnArg::Typed(typed) => {
+                if let Pat::Ident(pat) = &*typed.pat {
+                    let mut ident = pat.ident.clone();
+                    ident.set_span(arg_span);
+                    forwarded.push(ident);
+                }
+            }
+        }
+    }
+    let path = &fallback.path;
+    let single =
+        path.qself.is_none() && path.path.leading_colon.is_none() && path.path.segments.len() == 1;
+    let target = match (&receiver, single) {
+        // A bare name on a method is the method on `Self`, as in Spring.
+        (Some(this), true) => {
+            let segment = &path.path.segments[0];
+            let ident = &segment.ident;
+            let generics = match &segment.arguments {
+                PathArguments::None => TokenStream::new(),
+                other => other.to_token_stream(),
+            };
+            quote_spanned!(span=> #this.#ident #generics (#(#forwarded,)* #err))
+        }
+        (Some(this), false) => quote_spanned!(span=> #path(#this, #(#forwarded,)* #err)),
+        (None, _) => quote_spanned!(span=> #path(#(#forwarded,)* #err)),
+    };
+    let at = respan(krate.clone(), span);
+    let call = if is_async {
+        quote_spanned!(span=> #at::__private::fallback::<#ret, _>(#target).await)
+    } else {
+        quote_spanned!(span=> #at::__private::fallback_sync::<#ret, _>(#target))
+    };
+    (err, call)
+}
+
+/// Gives every token of `tokens` the span `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            TokenTree::Group(group) => {
+                let mut new = Group::new(group.delimiter(), respan(group.stream(), span));
+                new.set_span(span);
+                TokenTree::Group(new)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
+}
+
+/// Replaces `impl Trait` with `_` (tracing's `erase_impl_trait`): `Result<impl Iterator, E>`
+/// cannot be written in a turbofish or a `let`, `Result<_, E>` can.
+fn erase_impl_trait(ty: Type) -> Type {
+    match ty {
+        Type::ImplTrait(imp) => Type::Infer(TypeInfer {
+            attrs: Vec::new(),
+            underscore_token: syn::Token![_](imp.impl_token.span),
+        }),
+        Type::Path(mut path) => {
+            if let Some(qself) = &mut path.qself {
+                *qself.ty = erase_impl_trait((*qself.ty).clone());
+            }
+            for segment in &mut path.path.segments {
+                erase_in_arguments(&mut segment.arguments);
+            }
+            Type::Path(path)
+        }
+        Type::Reference(mut r) => {
+            *r.elem = erase_impl_trait((*r.elem).clone());
+            Type::Reference(r)
+        }
+        Type::Ptr(mut p) => {
+            *p.elem = erase_impl_trait((*p.elem).clone());
+            Type::Ptr(p)
+        }
+        Type::Slice(mut s) => {
+            *s.elem = erase_impl_trait((*s.elem).clone());
+            Type::Slice(s)
+        }
+        Type::Array(mut a) => {
+            *a.elem = erase_impl_trait((*a.elem).clone());
+            Type::Array(a)
+        }
+        Type::Paren(mut p) => {
+            *p.elem = erase_impl_trait((*p.elem).clone());
+            Type::Paren(p)
+        }
+        Type::Group(mut g) => {
+            *g.elem = erase_impl_trait((*g.elem).clone());
+            Type::Group(g)
+        }
+        Type::Tuple(mut t) => {
+            for elem in &mut t.elems {
+                *elem = erase_impl_trait(elem.clone());
+            }
+            Type::Tuple(t)
+        }
+        other => other,
+    }
+}
+
+fn erase_in_arguments(arguments: &mut PathArguments) {
+    match arguments {
+        PathArguments::AngleBracketed(angle) => {
+            for arg in &mut angle.args {
+                match arg {
+                    GenericArgument::Type(ty) => *ty = erase_impl_trait(ty.clone()),
+                    GenericArgument::AssocType(assoc) => {
+                        assoc.ty = erase_impl_trait(assoc.ty.clone());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        PathArguments::Parenthesized(_) | PathArguments::None => {}
+    }
+}

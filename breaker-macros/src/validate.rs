@@ -1,0 +1,147 @@
+//! Checks that need only syntax: the options together, and the options against the signature.
+//! Everything that needs types is left to rustc, routed through the `__private` shims.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::{FnArg, Pat, ReturnType};
+
+use crate::args::{kw, Args};
+use crate::errors::Errors;
+use crate::item::{Body, GuardedFn};
+
+/// Cross-option rules (serde's `check.rs`).
+pub(crate) fn args(args: &Args, errors: &mut Errors) {
+    if !args.given.iter().any(|k| k == kw::NAME) {
+        errors.at(
+            Span::call_site(),
+            format_args!(
+                "`#[circuit_breaker]` needs a `name`: the breaker's name and configuration \
+                 instance, as in `#[circuit_breaker(name = \"productService\")]`"
+            ),
+        );
+    }
+    if let (Some(record), Some(ignore)) = (&args.record, &args.ignore) {
+        if tokens_text(record) == tokens_text(ignore) {
+            errors.spanned(
+                ignore,
+                format_args!(
+                    "`{}` and `{}` name the same predicate; an error it matches would be \
+                     ignored and never recorded",
+                    kw::RECORD,
+                    kw::IGNORE
+                ),
+            );
+        }
+    }
+}
+
+/// The options against the function.
+pub(crate) fn item(item: &GuardedFn, args: &Args, errors: &mut Errors) {
+    let sig = &item.sig;
+    if let Some(const_token) = &sig.constness {
+        errors.spanned(
+            const_token,
+            "`#[circuit_breaker]` cannot guard a `const fn`: a breaker decides at run time; remove `const`",
+        );
+    }
+    if let Body::None = &item.body {
+        errors.spanned(
+            sig,
+            "`#[circuit_breaker]` needs a function body: put the attribute on the method in each \
+             `impl`, not on its declaration in the trait",
+        );
+    }
+    if let ReturnType::Default = sig.output {
+        errors.spanned(
+            &sig.ident,
+            format_args!(
+                "`#[circuit_breaker]` guards functions that return a `Result`; `{}` returns `()`",
+                sig.ident
+            ),
+        );
+    }
+    if args.fallback.is_some() {
+        for input in &sig.inputs {
+            if let FnArg::Typed(typed) = input {
+                if !is_plain_binding(&typed.pat) {
+                    errors.spanned(
+                        &typed.pat,
+                        "with a `fallback`, every parameter is passed on to it by name: bind this \
+                         parameter to a name and destructure it in the body",
+                    );
+                }
+            }
+        }
+    }
+    for attr in &item.attrs {
+        let is_ours = attr
+            .path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "circuit_breaker");
+        if is_ours {
+            errors.spanned(
+                attr,
+                "`#[circuit_breaker]` is applied twice: a function has one breaker; merge the \
+                 options into one attribute",
+            );
+        }
+    }
+    if sig.asyncness.is_none() {
+        if let Body::Block { stmts, .. } = &item.body {
+            if is_async_trait_body(stmts.clone()) {
+                errors.spanned(
+                    sig.fn_token,
+                    "`#[async_trait]` has already turned this `async fn` into a boxed future, \
+                     which `#[circuit_breaker]` cannot guard; use a native `async fn` in the \
+                     trait and its impl (Rust 1.75+) and drop `#[async_trait]`",
+                );
+            }
+        }
+    }
+}
+
+/// `x`, `mut x`: what can be passed on by name.
+fn is_plain_binding(pat: &Pat) -> bool {
+    match pat {
+        Pat::Ident(ident) => ident.by_ref.is_none() && ident.subpat.is_none(),
+        _ => false,
+    }
+}
+
+fn tokens_text(tokens: &impl ToTokens) -> String {
+    tokens.to_token_stream().to_string()
+}
+
+/// `Box::pin(async move { .. })`, optionally behind attributes: async-trait's rewrite of an
+/// `async fn` (tracing's `AsyncInfo::from_fn` recognises the same shape).
+fn is_async_trait_body(stmts: TokenStream) -> bool {
+    let mut tokens = stmts.into_iter().peekable();
+    // Skip outer attributes on the expression.
+    while matches!(tokens.peek(), Some(TokenTree::Punct(p)) if p.as_char() == '#') {
+        tokens.next();
+        tokens.next();
+    }
+    let rest: Vec<TokenTree> = tokens.collect();
+    let text: Vec<String> = rest
+        .iter()
+        .take(5)
+        .map(|tt| match tt {
+            TokenTree::Group(_) => "(..)".to_owned(),
+            other => other.to_string(),
+        })
+        .collect();
+    if text != ["Box", ":", ":", "pin", "(..)"] || rest.len() != 5 {
+        return false;
+    }
+    let TokenTree::Group(group) = &rest[4] else {
+        return false;
+    };
+    let inner: Vec<String> = group
+        .stream()
+        .into_iter()
+        .take(2)
+        .map(|tt| tt.to_string())
+        .collect();
+    inner == ["async", "move"]
+}

@@ -1,0 +1,8 @@
+use breaker::circuit_breaker;
+
+#[circuit_breaker(name = "products", name = "orders")]
+fn get(id: u32) -> Result<u32, std::io::Error> {
+    Ok(id)
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use breaker::circuit_breaker;
+
+#[derive(Debug)]
+struct ProductError;
+
+#[circuit_breaker(name = "products")]
+async fn get(id: u32) -> Result<u32, ProductError> {
+    Ok(id)
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use breaker::circuit_breaker;
+
+#[circuit_breaker(name = "products")]
+struct Products;
+
+fn main() {}

@@ -1,0 +1,6 @@
+use breaker::circuit_breaker;
+
+#[circuit_breaker(name = "products")]
+fn ping() {}
+
+fn main() {}

@@ -1,0 +1,45 @@
+// `impl Trait` inside the return type: erased to `_` where the expansion names the type.
+use std::fmt::Display;
+
+use breaker::circuit_breaker;
+
+#[circuit_breaker(name = "pass:impl_trait_return")]
+fn evens(limit: u32) -> Result<impl Iterator<Item = u32>, std::io::Error> {
+    Ok((0..limit).filter(|n| n % 2 == 0))
+}
+
+#[circuit_breaker(name = "pass:impl_trait_return")]
+async fn label(n: u32) -> Result<(impl Display, Vec<impl Display>), std::io::Error> {
+    Ok((n, vec![n + 1]))
+}
+
+// A fallback returns the same type; with `impl Trait` in it, that means the concrete type.
+#[circuit_breaker(name = "pass:impl_trait_return", fallback = "no_names")]
+fn names(csv: &str) -> Result<impl Iterator<Item = String>, std::io::Error> {
+    if csv.is_empty() {
+        return Err(std::io::Error::other("empty"));
+    }
+    Ok(csv
+        .split(',')
+        .map(str::to_owned)
+        .collect::<Vec<_>>()
+        .into_iter())
+}
+
+fn no_names(
+    _csv: &str,
+    _err: breaker::CallError<std::io::Error>,
+) -> Result<std::vec::IntoIter<String>, std::io::Error> {
+    Ok(Vec::new().into_iter())
+}
+
+fn main() {
+    assert_eq!(names("a,b").unwrap().count(), 2);
+    assert_eq!(names("").unwrap().count(), 0);
+    assert_eq!(evens(5).unwrap().collect::<Vec<_>>(), [0, 2, 4]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let (a, b) = rt.block_on(label(1)).unwrap();
+    assert_eq!(format!("{a} {}", b[0]), "1 2");
+}

@@ -1,0 +1,51 @@
+use breaker::{circuit_breaker, CallError, CallNotPermitted};
+
+#[derive(Debug)]
+enum ApiError {
+    Down,
+    Rejected(CallNotPermitted),
+}
+
+impl From<CallNotPermitted> for ApiError {
+    fn from(e: CallNotPermitted) -> Self {
+        ApiError::Rejected(e)
+    }
+}
+
+struct Catalog {
+    prefix: String,
+}
+
+impl Catalog {
+    // No fallback: a rejection comes back as `ApiError::from(CallNotPermitted)`.
+    #[circuit_breaker(name = "pass:method_ref_self")]
+    async fn get(&self, id: &str) -> Result<String, ApiError> {
+        Ok(format!("{}{id}", self.prefix))
+    }
+
+    // With a fallback method on `Self`.
+    #[circuit_breaker(name = "pass:method_ref_self", fallback = "cached")]
+    async fn get_or_cached(&self, id: &str) -> Result<String, ApiError> {
+        let _ = id;
+        Err(ApiError::Down)
+    }
+
+    async fn cached(&self, id: &str, err: CallError<ApiError>) -> Result<String, ApiError> {
+        let _ = (err.into_inner(), ApiError::Rejected);
+        Ok(format!("{}{id} (cached)", self.prefix))
+    }
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let catalog = Catalog {
+        prefix: "p-".into(),
+    };
+    assert_eq!(rt.block_on(catalog.get("1")).unwrap(), "p-1");
+    assert_eq!(
+        rt.block_on(catalog.get_or_cached("2")).unwrap(),
+        "p-2 (cached)"
+    );
+}

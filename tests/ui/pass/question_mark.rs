@@ -1,0 +1,51 @@
+// `?` and early `return` in the body behave as in any function: the body's block is typed by
+// the declared return type (the fake return edge), so `?` knows the error to convert into.
+use std::num::ParseIntError;
+
+use breaker::{circuit_breaker, CallNotPermitted};
+
+#[derive(Debug)]
+enum AppError {
+    Parse(ParseIntError),
+    Rejected,
+}
+
+impl From<ParseIntError> for AppError {
+    fn from(e: ParseIntError) -> Self {
+        AppError::Parse(e)
+    }
+}
+
+impl From<CallNotPermitted> for AppError {
+    fn from(_: CallNotPermitted) -> Self {
+        AppError::Rejected
+    }
+}
+
+#[circuit_breaker(name = "pass:question_mark")]
+async fn parse_sum(a: &str, b: &str) -> Result<u32, AppError> {
+    let a: u32 = a.parse()?;
+    if a == 0 {
+        return Ok(0);
+    }
+    let b: u32 = async { b.parse() }.await?;
+    Ok(a + b)
+}
+
+#[circuit_breaker(name = "pass:question_mark")]
+fn parse_one(a: &str) -> Result<u32, AppError> {
+    Ok(a.trim().parse()?)
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    assert_eq!(rt.block_on(parse_sum("1", "2")).unwrap(), 3);
+    assert!(matches!(
+        rt.block_on(parse_sum("x", "2")),
+        Err(AppError::Parse(_))
+    ));
+    assert_eq!(parse_one(" 4 ").unwrap(), 4);
+    let _ = AppError::Rejected;
+}
