@@ -146,6 +146,36 @@ impl Table {
     }
 }
 
+// The same call through the attribute and by hand (both on the global registry's defaults).
+#[breaker::circuit_breaker(name = "bench-attribute")]
+fn through_attribute(x: u64) -> Result<u64, std::io::Error> {
+    Ok(black_box(x))
+}
+
+static BY_HAND: breaker::CallSite = breaker::CallSite::new("bench-by-hand");
+
+fn by_hand(x: u64) -> Result<u64, std::io::Error> {
+    BY_HAND
+        .breaker()
+        .call_sync(|| Ok(black_box(x)))
+        .map_err(breaker::CallError::into_error)
+}
+
+#[breaker::circuit_breaker(name = "bench-attribute-async")]
+async fn through_attribute_async(x: u64) -> Result<u64, std::io::Error> {
+    Ok(black_box(x))
+}
+
+static BY_HAND_ASYNC: breaker::CallSite = breaker::CallSite::new("bench-by-hand-async");
+
+async fn by_hand_async(x: u64) -> Result<u64, std::io::Error> {
+    BY_HAND_ASYNC
+        .breaker()
+        .call(async { Ok(black_box(x)) })
+        .await
+        .map_err(breaker::CallError::into_error)
+}
+
 fn breaker_config() -> Config {
     // Resilience4j's defaults: a 100-call window, slow-call detection at 60 s.
     Config::default()
@@ -400,6 +430,38 @@ fn main() {
         measure_two_threads(&plan, || {
             use failsafe::CircuitBreaker as _;
             black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+    );
+
+    // The attribute against the same call written by hand ("breaker" is the attribute here).
+    let g = "attribute vs by hand, sync";
+    t.add(
+        g,
+        "breaker",
+        measure(&plan, || {
+            black_box(through_attribute(1)).ok();
+        }),
+    );
+    t.add(
+        g,
+        "by hand",
+        measure(&plan, || {
+            black_box(by_hand(1)).ok();
+        }),
+    );
+    let g = "attribute vs by hand, async";
+    t.add(
+        g,
+        "breaker",
+        measure(&plan, || {
+            black_box(block_on(through_attribute_async(1))).ok();
+        }),
+    );
+    t.add(
+        g,
+        "by hand",
+        measure(&plan, || {
+            black_box(block_on(by_hand_async(1))).ok();
         }),
     );
 

@@ -64,6 +64,9 @@ pub(crate) struct Shared {
     /// The not-permitted count of the current state's metrics object: reset when a state gets a
     /// new object, carried on when OPEN inherits the previous one.
     not_permitted: AtomicU64,
+    /// OPEN's window figures, kept up to date under the lock, so that a rejection made without
+    /// the lock can still publish an event carrying the metrics.
+    open_view: OpenView,
     machine: Mutex<Machine>,
     listeners: Arc<Listeners>,
     this: Weak<Shared>,
@@ -85,6 +88,60 @@ struct Machine {
     /// METRICS_ONLY: which "rate exceeded" events were published already.
     reported_failure_rate: bool,
     reported_slow_rate: bool,
+}
+
+/// OPEN's metrics in atomics: written under the lock, read by the lock-free rejection path.
+/// (Each word is consistent in itself; a reader racing a late result may mix two snapshots,
+/// which an event about a rejection can afford.)
+#[derive(Default)]
+struct OpenView {
+    /// Failure rate and slow-call rate as `f32` bits (`u32::MAX`: no rate).
+    rates: AtomicU64,
+    /// Buffered and failed calls.
+    calls: AtomicU64,
+    /// Slow calls and slow failed calls.
+    slow: AtomicU64,
+}
+
+impl OpenView {
+    fn store(&self, m: &Metrics) {
+        let bits = |r: Option<f32>| u64::from(r.map_or(u32::MAX, f32::to_bits));
+        let pair = |a: u32, b: u32| u64::from(a) << 32 | u64::from(b);
+        self.rates.store(
+            bits(m.failure_rate) << 32 | bits(m.slow_call_rate),
+            Ordering::Relaxed,
+        );
+        self.calls
+            .store(pair(m.buffered_calls, m.failed_calls), Ordering::Relaxed);
+        self.slow
+            .store(pair(m.slow_calls, m.slow_failed_calls), Ordering::Relaxed);
+    }
+
+    fn load(&self, not_permitted: u64) -> Metrics {
+        let rate = |b: u64| {
+            let b = b as u32;
+            (b != u32::MAX).then(|| f32::from_bits(b))
+        };
+        let (rates, calls, slow) = (
+            self.rates.load(Ordering::Relaxed),
+            self.calls.load(Ordering::Relaxed),
+            self.slow.load(Ordering::Relaxed),
+        );
+        let (buffered, failed) = ((calls >> 32) as u32, calls as u32);
+        let (slow_calls, slow_failed) = ((slow >> 32) as u32, slow as u32);
+        Metrics {
+            state: State::Open,
+            failure_rate: rate(rates >> 32),
+            slow_call_rate: rate(rates),
+            buffered_calls: buffered,
+            failed_calls: failed,
+            successful_calls: buffered.saturating_sub(failed),
+            slow_calls,
+            slow_successful_calls: slow_calls.saturating_sub(slow_failed),
+            slow_failed_calls: slow_failed,
+            not_permitted_calls: not_permitted,
+        }
+    }
 }
 
 /// Events gathered under the lock and published after it is released.
@@ -197,6 +254,7 @@ impl CircuitBreaker {
             tag: AtomicU64::new(State::Closed.code()),
             retry_after: AtomicU64::new(0),
             not_permitted: AtomicU64::new(0),
+            open_view: OpenView::default(),
             machine: Mutex::new(machine),
             listeners: Arc::default(),
             this: this.clone(),
@@ -407,7 +465,10 @@ impl Shared {
     fn publish_rejection(&self, now: Timestamp) {
         let mut pending = Pending::new();
         pending.push(EventKind::NotPermitted);
-        pending.seal(&mut self.lock(), now, &self.not_permitted);
+        pending.metrics = Some(
+            self.open_view
+                .load(self.not_permitted.load(Ordering::Relaxed)),
+        );
         self.publish(&pending, now);
     }
 
@@ -526,6 +587,7 @@ impl Shared {
             }
             State::Open => {
                 m.metrics.record(failed, elapsed, now);
+                self.open_view.store(&m.snapshot(now, 0));
             }
             State::HalfOpen => match m.metrics.record(failed, elapsed, now) {
                 Verdict::Exceeded {
@@ -626,7 +688,9 @@ impl Shared {
             }
             State::Disabled | State::ForcedOpen => m.metrics = StateMetrics::empty(config),
         }
-        if to != State::Open {
+        if to == State::Open {
+            self.open_view.store(&m.snapshot(now, 0));
+        } else {
             self.not_permitted.store(0, Ordering::Relaxed);
         }
         self.tag.store(m.id << 3 | to.code(), Ordering::Release);

@@ -201,6 +201,28 @@ impl Config {
         &self.ignore_exceptions
     }
 
+    /// Whether `record-exceptions` or `ignore-exceptions` name any error kind.
+    pub fn has_error_kinds(&self) -> bool {
+        !self.record_exceptions.is_empty() || !self.ignore_exceptions.is_empty()
+    }
+
+    /// How an error counts once the configured kinds are applied to what the code said
+    /// (`code`): an `ignore-exceptions` kind makes it ignored; with `record-exceptions`, only a
+    /// listed kind is a failure and any other (not ignored) error a success.
+    pub(crate) fn apply_error_kinds<E: 'static>(&self, error: &E, code: Outcome) -> Outcome {
+        if self.ignore_exceptions.iter().any(|k| k.matches(error)) {
+            return Outcome::Ignored;
+        }
+        if code == Outcome::Ignored || self.record_exceptions.is_empty() {
+            return code;
+        }
+        if self.record_exceptions.iter().any(|k| k.matches(error)) {
+            Outcome::Failure
+        } else {
+            Outcome::Success
+        }
+    }
+
     /// A [`Classify`] that applies `record-exceptions` and `ignore-exceptions` to a call's error,
     /// and otherwise records every error as a failure. Use
     /// [`ConfiguredClassifier::with_code`] to combine it with a classification written in code.
@@ -342,21 +364,10 @@ where
     C: Classify<T, E>,
 {
     fn classify(&self, result: &Result<T, E>) -> Outcome {
-        let Err(error) = result else {
-            return self.code.classify(result);
-        };
-        let config = self.config;
-        if config.ignore_exceptions.iter().any(|k| k.matches(error)) {
-            return Outcome::Ignored;
-        }
         let code = self.code.classify(result);
-        if code == Outcome::Ignored || config.record_exceptions.is_empty() {
-            return code;
-        }
-        if config.record_exceptions.iter().any(|k| k.matches(error)) {
-            Outcome::Failure
-        } else {
-            Outcome::Success
+        match result {
+            Ok(_) => code,
+            Err(error) => self.config.apply_error_kinds(error, code),
         }
     }
 }

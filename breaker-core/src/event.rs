@@ -115,7 +115,7 @@ impl Event {
 
     /// The breaker's name.
     pub fn breaker_name(&self) -> &str {
-        &self.name
+        self.name
     }
 
     /// When it happened, on the breaker's clock.

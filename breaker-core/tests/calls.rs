@@ -118,3 +118,35 @@ async fn a_call_longer_than_the_timeout_is_cancelled_and_recorded_as_a_failure()
     b.call(async { Ok::<_, HttpError>(()) }).await.unwrap();
     assert_eq!(b.metrics().buffered_calls, 2);
 }
+
+/// `record-exceptions` / `ignore-exceptions` from the configuration apply through
+/// `config().classifier()`, on top of what the code says.
+#[test]
+fn configured_error_kinds_classify_calls() {
+    use breaker_core::ErrorKind;
+    let client_error = ErrorKind::new("ClientError", |e: &HttpError| {
+        matches!(e, HttpError::Status(400..=499))
+    });
+    let timeout = ErrorKind::new("Timeout", |e: &HttpError| *e == HttpError::Timeout);
+    let b = registry(
+        Config::builder()
+            .minimum_number_of_calls(1)
+            .ignore_exceptions([client_error])
+            .record_exceptions([timeout])
+            .build()
+            .unwrap(),
+    )
+    .breaker("kinds");
+    let config = b.config().clone();
+    let classify = config.classifier();
+    let _ = b.call_sync_with(&classify, || Err::<(), _>(HttpError::Status(404)));
+    assert_eq!(b.metrics().buffered_calls, 0, "a 4xx is ignored");
+    let _ = b.call_sync_with(&classify, || Err::<(), _>(HttpError::Status(500)));
+    assert_eq!(
+        (b.metrics().successful_calls, b.metrics().failed_calls),
+        (1, 0),
+        "not a listed kind: a success"
+    );
+    let _ = b.call_sync_with(&classify, || Err::<(), _>(HttpError::Timeout));
+    assert_eq!(b.metrics().failed_calls, 1, "a listed kind is a failure");
+}

@@ -211,3 +211,37 @@ fn a_hint_opens_only_a_closed_breaker_without_local_history() {
     );
     assert_eq!(causes[1].2, Some(TransitionCause::Manual));
 }
+
+#[test]
+fn a_rejection_made_without_the_lock_still_carries_the_metrics() {
+    let (_clock, registry) = registry(
+        Config::builder()
+            .sliding_window_size(4)
+            .minimum_number_of_calls(4)
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("view");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let _sub = b.subscribe(move |e| {
+        if e.kind() == EventKind::NotPermitted {
+            sink.lock().unwrap().push(*e.metrics());
+        }
+    });
+    for ok in [true, false, false, false] {
+        let _ = b.call_sync(|| if ok { Ok(()) } else { Err(()) });
+    }
+    assert_eq!(b.state(), State::Open);
+    assert!(b.try_acquire().is_err());
+    assert!(b.try_acquire().is_err());
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(
+        seen[1],
+        b.metrics(),
+        "the event's metrics are the breaker's"
+    );
+    assert_eq!(seen[1].failure_rate, Some(75.0));
+    assert_eq!(seen[0].not_permitted_calls, 1);
+}

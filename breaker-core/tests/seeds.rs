@@ -66,7 +66,6 @@ fn seed_001_watch_it_work() {
             other => panic!("expected a rejection, got {other:?}"),
         }
     }
-    drop(call);
     assert_eq!(downstream_calls, 5);
     // ... 3 s later: HALF_OPEN, by the timer, with no call.
     clock.advance(Duration::from_millis(2_999));

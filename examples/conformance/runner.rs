@@ -222,9 +222,8 @@ fn parse_dec(token: &str, what: &str) -> Result<f32, String> {
     let whole_ok = !whole.is_empty()
         && whole.bytes().all(|b| b.is_ascii_digit())
         && (whole == "0" || !whole.starts_with('0'));
-    let fraction_ok = fraction.map_or(true, |f| {
-        !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit())
-    });
+    let fraction_ok =
+        fraction.is_none_or(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()));
     if !(whole_ok && fraction_ok) {
         return Err(format!(
             "{what}: `{token}` is not a DEC (digits without a leading zero, optionally `.digits`)"

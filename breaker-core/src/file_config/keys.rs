@@ -212,7 +212,7 @@ fn suggest(uniform_raw: &str) -> Option<&'static str> {
     let mut best: Option<(usize, &'static str)> = None;
     for key in Key::ALL {
         let d = distance(uniform_raw, &uniform(key.name()));
-        if best.map_or(true, |(b, _)| d < b) {
+        if best.is_none_or(|(b, _)| d < b) {
             best = Some((d, key.name()));
         }
     }
