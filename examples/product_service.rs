@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use breaker::{circuit_breaker, CallError, Config, EventKind, Registry, SlidingWindowType, State};
+use breaker::{circuit_breaker, CallError, EventKind, Format, LoadError, Registry, State};
 
 /// product-service's client. It fails while `healthy` is false.
 struct ProductClient {
@@ -69,41 +69,28 @@ async fn fallback(_id: &str, err: CallError<ProductError>) -> Result<Product, Pr
     Ok(Product::Fallback { reason })
 }
 
-/// Seed 001's "Step 2: configure it":
-///
-/// ```properties
-/// resilience4j.circuitbreaker.instances.productService.sliding-window-type=COUNT_BASED
-/// resilience4j.circuitbreaker.instances.productService.sliding-window-size=10
-/// resilience4j.circuitbreaker.instances.productService.minimum-number-of-calls=5
-/// resilience4j.circuitbreaker.instances.productService.failure-rate-threshold=50
-/// resilience4j.circuitbreaker.instances.productService.wait-duration-in-open-state=10s
-/// resilience4j.circuitbreaker.instances.productService.permitted-number-of-calls-in-half-open-state=3
-/// resilience4j.circuitbreaker.instances.productService.automatic-transition-from-open-to-half-open-enabled=true
-/// ```
-///
-/// TODO: load these very lines once the `.properties` loader lands (a separate issue); until
-/// then they are mirrored one for one with `Config::builder()`, with the wait shortened.
-fn configure() -> Registry {
-    let product_service = Config::builder()
-        .sliding_window_type(SlidingWindowType::CountBased)
-        .sliding_window_size(10)
-        .minimum_number_of_calls(5)
-        .failure_rate_threshold(50.0)
-        .wait_duration_in_open_state(WAIT) // the seed says 10s; shortened for the demo
-        .permitted_number_of_calls_in_half_open_state(3)
-        .automatic_transition_from_open_to_half_open_enabled(true)
-        .build()
-        .expect("the seed's configuration is valid");
-    Registry::builder()
-        .instance("productService", product_service)
-        .build()
+/// Seed 001's "Step 2: configure it": the seven Spring properties lines, read from
+/// `examples/product_service.properties` (with the wait shortened to 300 ms).
+fn configure() -> Result<Registry, LoadError> {
+    Ok(Registry::builder()
+        .load_str(
+            Format::Properties,
+            "examples/product_service.properties",
+            include_str!("product_service.properties"),
+        )?
+        .build())
 }
-
-const WAIT: Duration = Duration::from_millis(300);
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    Registry::install_global(configure()).expect("installed before the first call");
+    let registry = match configure() {
+        Ok(registry) => registry,
+        Err(err) => {
+            eprintln!("{err}");
+            std::process::exit(1);
+        }
+    };
+    Registry::install_global(registry).expect("installed before the first call");
     let breaker = Registry::global().breaker("productService");
 
     // Told when the scheduler moves the breaker to HALF_OPEN.
@@ -129,7 +116,7 @@ async fn main() {
         .expect("the scheduler moves OPEN to HALF_OPEN after the wait");
     println!(
         "         ... {} ms later: {}",
-        WAIT.as_millis(),
+        breaker.config().wait_duration_in_open_state().as_millis(),
         breaker.state()
     );
 
