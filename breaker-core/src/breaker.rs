@@ -78,8 +78,6 @@ struct Machine {
     state: State,
     id: u64,
     metrics: StateMetrics,
-    /// OPEN: calls are let through once the clock is strictly after this.
-    retry_after: Timestamp,
     /// HALF_OPEN: trial permits left.
     trials_left: u32,
     /// Whether this breaker has any evidence of its own: a recorded call, or a transition that
@@ -241,7 +239,6 @@ impl CircuitBreaker {
             state: State::Closed,
             id: 0,
             metrics: StateMetrics::closed(&config, now),
-            retry_after: now,
             trials_left: 0,
             has_history: false,
             reported_failure_rate: false,
@@ -429,7 +426,7 @@ impl Shared {
             let mut m = self.lock();
             let granted = match m.state {
                 s if s.permits_all() => Ok(m.id),
-                State::Open if now > m.retry_after => {
+                State::Open if now.unix_nanos() > self.retry_after.load(Ordering::Acquire) => {
                     let cause = TransitionCause::WaitElapsed;
                     self.enter(&mut m, State::HalfOpen, now, cause, &mut pending);
                     self.try_trial(&mut m, &mut pending)
@@ -661,12 +658,12 @@ impl Shared {
             State::Open => {
                 // OPEN keeps the metrics (and the not-permitted count) of the state it came from.
                 let wait = config.wait_duration_in_open_state();
-                m.retry_after = now.saturating_add(wait);
+                let retry_after = now.saturating_add(wait);
                 self.retry_after
-                    .store(m.retry_after.unix_nanos(), Ordering::Release);
+                    .store(retry_after.unix_nanos(), Ordering::Release);
                 if config.automatic_transition_from_open_to_half_open_enabled() {
                     self.env.scheduler.schedule(
-                        m.retry_after,
+                        retry_after,
                         self.this.clone(),
                         m.id,
                         TimerAction::OpenToHalfOpen,
