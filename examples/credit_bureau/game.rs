@@ -1,0 +1,477 @@
+//! The game day itself (shared by the example and tests/game_day.rs): configuration, the bureau
+//! simulator, the loan service, the load generator and the report.
+
+#[path = "bureau.rs"]
+pub(crate) mod bureau;
+#[path = "loan.rs"]
+pub(crate) mod loan;
+#[path = "queue.rs"]
+pub(crate) mod queue;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use breaker::{ConfigError, EventKind, LoadError, Registry, State};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio::time::MissedTickBehavior;
+
+use bureau::{Behaviour, Bureau, Script};
+use loan::{lock, Application, CreditCheck, Decision, BREAKER};
+use queue::ReviewQueue;
+
+/// examples/credit_bureau.toml, wherever the command runs from.
+pub(crate) const CONFIG_PATH: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/examples/credit_bureau.toml");
+
+/// `--compressed`: every duration (the script's and the breaker's) times 1/100.
+pub(crate) const COMPRESSED_SCALE: f64 = 0.01;
+
+/// Why the configuration could not be set up.
+#[derive(Debug)]
+pub(crate) enum SetupError {
+    /// The file did not load.
+    Load(LoadError),
+    /// The scaled configuration was rejected.
+    Config(ConfigError),
+}
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SetupError::Load(e) => e.fmt(f),
+            SetupError::Config(e) => write!(f, "scaled configuration: {e}"),
+        }
+    }
+}
+
+/// The registry for the game day: `credit_bureau_cb` from the TOML file, with every duration
+/// multiplied by `scale`.
+///
+/// One file, scaled in code, rather than a second "compressed" file: the two runs then differ
+/// only in time, never in a threshold someone forgot to copy.
+pub(crate) fn load_registry(path: &Path, scale: f64) -> Result<Registry, SetupError> {
+    let mut builder = Registry::builder();
+    for kind in loan::error_kinds() {
+        builder = builder.error_kind(kind);
+    }
+    let file = builder.load_file(path).map_err(SetupError::Load)?.build();
+    let config = file.config_for(BREAKER);
+    let scaled = config
+        .to_builder()
+        .slow_call_duration_threshold(config.slow_call_duration_threshold().mul_f64(scale))
+        .wait_duration_in_open_state(config.wait_duration_in_open_state().mul_f64(scale))
+        .max_wait_duration_in_half_open_state(
+            config.max_wait_duration_in_half_open_state().mul_f64(scale),
+        )
+        .timeout_duration(config.timeout_duration().map(|d| d.mul_f64(scale)))
+        .build()
+        .map_err(SetupError::Config)?;
+    Ok(Registry::builder().instance(BREAKER, scaled).build())
+}
+
+/// How to run the game day.
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    /// 1.0 for real time, [`COMPRESSED_SCALE`] for `--compressed`.
+    pub(crate) scale: f64,
+    /// Applications per second (seed 003: 220), in either mode.
+    pub(crate) rate: u32,
+    /// The worker pool (seed 003: 200).
+    pub(crate) workers: usize,
+    /// The manual-review queue file.
+    pub(crate) queue_path: PathBuf,
+}
+
+/// One state transition, as the event stream told it.
+#[derive(Clone, Debug)]
+pub(crate) struct Transition {
+    /// Since the game day started.
+    pub(crate) at: Duration,
+    /// The state left.
+    pub(crate) from: State,
+    /// The state entered.
+    pub(crate) to: State,
+    /// The client's socket counter at that moment.
+    pub(crate) sockets_opened: u64,
+}
+
+/// What the game day measured.
+#[derive(Clone, Debug)]
+pub(crate) struct Report {
+    /// The time scale (1.0 = real time).
+    pub(crate) scale: f64,
+    /// The phases: name and length.
+    pub(crate) phases: Vec<(&'static str, Duration)>,
+    /// Applications sent.
+    pub(crate) requests: u64,
+    /// Answered with the bureau's score.
+    pub(crate) bureau_answers: u64,
+    /// Answered with a cached score.
+    pub(crate) cached: u64,
+    /// Answered 202 and queued.
+    pub(crate) queued: u64,
+    /// Answered 4xx (bad tax id).
+    pub(crate) client_errors: u64,
+    /// Answered 503 because the queue could not be written.
+    pub(crate) unavailable: u64,
+    /// Refused because no worker was free.
+    pub(crate) workers_exhausted: u64,
+    /// Handler tasks that panicked or never finished.
+    pub(crate) crashed: u64,
+    /// Fallbacks by cause: refused by the breaker, timed out, failed.
+    pub(crate) fallback_causes: (u64, u64, u64),
+    /// The most workers ever busy at once.
+    pub(crate) max_busy_workers: usize,
+    /// The state transitions.
+    pub(crate) transitions: Vec<Transition>,
+    /// Total time spent OPEN.
+    pub(crate) time_open: Duration,
+    /// Fail-fast latencies (received -> fallback) of refused calls, sorted.
+    pub(crate) fail_fast: Vec<Duration>,
+    /// Sockets opened while OPEN (between a transition to OPEN and the next transition).
+    pub(crate) sockets_while_open: u64,
+    /// Requests the bureau received.
+    pub(crate) bureau_hits: u64,
+    /// Calls the breaker recorded as ignored errors (the 4xx).
+    pub(crate) ignored_errors: u64,
+    /// When the brownout started, after the start.
+    pub(crate) brownout_start: Duration,
+    /// The breaker's state at the end.
+    pub(crate) final_state: State,
+    /// Lines in the queue file after the run.
+    pub(crate) queue_lines: usize,
+    /// Whether the queue file holds exactly the applications answered 202.
+    pub(crate) queue_matches: bool,
+}
+
+impl Report {
+    /// Applications that got no answer of their own: not the bureau's, a cached score, a
+    /// queued 202 or a 4xx.
+    pub(crate) fn lost(&self) -> u64 {
+        self.requests
+            - (self.bureau_answers + self.cached + self.queued + self.client_errors)
+                .min(self.requests)
+    }
+
+    /// Whether a HALF_OPEN -> CLOSED transition was seen.
+    pub(crate) fn recovered_through_half_open(&self) -> bool {
+        self.transitions
+            .iter()
+            .any(|t| t.from == State::HalfOpen && t.to == State::Closed)
+    }
+
+    /// Whether the breaker opened before the brownout (that is, because of the 4xx burst).
+    pub(crate) fn opened_before_brownout(&self) -> bool {
+        self.transitions
+            .iter()
+            .any(|t| t.to == State::Open && t.at < self.brownout_start)
+    }
+
+    /// The `p`-th percentile (0..=100) of the fail-fast latencies.
+    pub(crate) fn fail_fast_percentile(&self, p: f64) -> Option<Duration> {
+        let n = self.fail_fast.len();
+        if n == 0 {
+            return None;
+        }
+        let rank = ((p / 100.0) * n as f64).ceil() as usize;
+        self.fail_fast.get(rank.clamp(1, n) - 1).copied()
+    }
+}
+
+/// Prints a duration in the run's own time and, if compressed, in real time too.
+struct Scaled(Duration, f64);
+
+impl fmt::Display for Scaled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = self.0.as_secs_f64() * 1000.0;
+        if self.1 == 1.0 {
+            write!(f, "{ms:.1} ms")
+        } else {
+            write!(f, "{ms:.1} ms (= {:.1} s real time)", ms / self.1 / 1000.0)
+        }
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let us = |d: Option<Duration>| match d {
+            Some(d) => format!("{:.0} us", d.as_secs_f64() * 1e6),
+            None => "n/a".to_owned(),
+        };
+        writeln!(
+            f,
+            "== credit bureau game day (time scale {}) ==",
+            self.scale
+        )?;
+        write!(f, "phases:")?;
+        for (name, length) in &self.phases {
+            write!(f, " {name} {:.0} ms;", length.as_secs_f64() * 1000.0)?;
+        }
+        writeln!(f)?;
+        writeln!(f, "applications sent:        {}", self.requests)?;
+        writeln!(f, "  bureau answer (200):    {}", self.bureau_answers)?;
+        writeln!(f, "  cached fallback (200):  {}", self.cached)?;
+        writeln!(f, "  queued (202):           {}", self.queued)?;
+        writeln!(f, "  4xx answered:           {}", self.client_errors)?;
+        writeln!(f, "  503 queue unwritable:   {}", self.unavailable)?;
+        writeln!(
+            f,
+            "  no free worker:         {} (answered by the fallback, counted above)",
+            self.workers_exhausted
+        )?;
+        writeln!(f, "  handler crashed:        {}", self.crashed)?;
+        let (rejected, timed_out, failed) = self.fallback_causes;
+        writeln!(
+            f,
+            "fallback causes:          refused by OPEN/HALF_OPEN {rejected}, timed out {timed_out}, 5xx/socket error {failed}"
+        )?;
+        writeln!(f, "transitions (from the event stream):")?;
+        for t in &self.transitions {
+            writeln!(
+                f,
+                "  {:>9.1} ms  {} -> {}",
+                t.at.as_secs_f64() * 1000.0,
+                t.from,
+                t.to
+            )?;
+        }
+        writeln!(
+            f,
+            "time OPEN:                {}",
+            Scaled(self.time_open, self.scale)
+        )?;
+        writeln!(
+            f,
+            "fail-fast while OPEN:     n={} p50={} p99={} max={}",
+            self.fail_fast.len(),
+            us(self.fail_fast_percentile(50.0)),
+            us(self.fail_fast_percentile(99.0)),
+            us(self.fail_fast.last().copied()),
+        )?;
+        writeln!(
+            f,
+            "max workers busy:         {} of the pool",
+            self.max_busy_workers
+        )?;
+        writeln!(f, "bureau requests received: {}", self.bureau_hits)?;
+        writeln!(f, "sockets opened while OPEN: {}", self.sockets_while_open)?;
+        writeln!(
+            f,
+            "4xx ignored by breaker:   {} (opened during 4xx burst: {})",
+            self.ignored_errors,
+            self.opened_before_brownout()
+        )?;
+        writeln!(
+            f,
+            "final state:              {} (HALF_OPEN -> CLOSED seen: {})",
+            self.final_state,
+            self.recovered_through_half_open()
+        )?;
+        writeln!(
+            f,
+            "queue file:               {} lines, exactly the 202 answers: {}",
+            self.queue_lines, self.queue_matches
+        )?;
+        write!(
+            f,
+            "applications lost:        {}{}",
+            self.lost(),
+            if self.lost() == 0 && self.queue_matches {
+                " (none)"
+            } else {
+                " (LOST!)"
+            }
+        )
+    }
+}
+
+/// A deterministic pseudo-random sequence (xorshift), so every run sends the same mix.
+struct Mix(u64);
+
+impl Mix {
+    fn next_percent(&mut self) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % 100) as u32
+    }
+}
+
+/// How one application was answered.
+enum Answer {
+    Decided(Decision),
+    ClientError,
+    Crashed,
+}
+
+/// Runs the game day on the global registry (which must hold `credit_bureau_cb`).
+pub(crate) async fn run(options: &Options) -> io::Result<Report> {
+    let breaker = Registry::global().breaker(BREAKER);
+    let read_timeout = breaker
+        .config()
+        .timeout_duration()
+        .unwrap_or(Duration::from_secs_f64(2.5 * options.scale));
+    let script = Arc::new(Script::seed_003(options.scale));
+    let start = Instant::now();
+    let bureau = Bureau::start(script.clone(), start)?;
+    let check = Arc::new(CreditCheck::new(
+        bureau.addr(),
+        read_timeout,
+        ReviewQueue::open(&options.queue_path)?,
+    ));
+
+    // Returning applicants: 60 with a score younger than 30 days, 40 with an older one.
+    for n in 0..100u64 {
+        let days = if n < 60 { 1 + n % 29 } else { 31 + n };
+        let tax_id = format!("ret-{n:03}");
+        check.cache().put_aged(
+            &tax_id,
+            bureau::score_of(&tax_id),
+            Duration::from_secs(days * 86_400),
+        );
+    }
+
+    let transitions = Arc::new(Mutex::new(Vec::<Transition>::new()));
+    let ignored = Arc::new(AtomicU64::new(0));
+    let subscription = {
+        let (transitions, ignored, check) = (transitions.clone(), ignored.clone(), check.clone());
+        breaker.subscribe(move |event| match event.kind() {
+            EventKind::StateTransition { from, to } => lock(&transitions).push(Transition {
+                at: start.elapsed(),
+                from,
+                to,
+                sockets_opened: check.stats().sockets_opened.load(Ordering::SeqCst),
+            }),
+            EventKind::IgnoredError { .. } => {
+                ignored.fetch_add(1, Ordering::SeqCst);
+            }
+            _ => {}
+        })
+    };
+
+    // The load: `rate` applications a second, each on one of `workers` workers.
+    let workers = Arc::new(Semaphore::new(options.workers));
+    let busy = Arc::new(AtomicUsize::new(0));
+    let max_busy = Arc::new(AtomicUsize::new(0));
+    let mut handlers = JoinSet::new();
+    let mut ticker = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(options.rate)));
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Burst);
+    let mut mix = Mix(0x9e37_79b9_7f4a_7c15);
+    let (mut requests, mut exhausted) = (0u64, 0u64);
+    let total = script.total();
+    loop {
+        ticker.tick().await;
+        let elapsed = start.elapsed();
+        if elapsed >= total {
+            break;
+        }
+        requests += 1;
+        let phase = script.phase_at(elapsed);
+        let roll = mix.next_percent();
+        let tax_id = if roll < phase.bad_id_percent {
+            format!("bad-{requests}")
+        } else if roll < phase.bad_id_percent + (100 - phase.bad_id_percent) / 4 {
+            format!("ret-{:03}", mix.next_percent())
+        } else {
+            format!("tx-{requests:06}")
+        };
+        let app = Application {
+            id: format!("app-{requests:06}"),
+            tax_id,
+            received: Instant::now(),
+        };
+        let Ok(worker) = workers.clone().try_acquire_owned() else {
+            // No free worker: seed 003 says no application is discarded, so it takes the
+            // fallback at once (cache or durable queue) without holding a worker.
+            exhausted += 1;
+            let check = check.clone();
+            handlers.spawn(async move { Answer::Decided(check.shed(&app).await) });
+            continue;
+        };
+        let now_busy = busy.fetch_add(1, Ordering::SeqCst) + 1;
+        max_busy.fetch_max(now_busy, Ordering::SeqCst);
+        let (check, busy) = (check.clone(), busy.clone());
+        handlers.spawn(async move {
+            let answer = match check.credit_report(&app).await {
+                Ok(decision) => Answer::Decided(decision),
+                Err(_) => Answer::ClientError,
+            };
+            busy.fetch_sub(1, Ordering::SeqCst);
+            drop(worker);
+            answer
+        });
+    }
+
+    let (mut bureau_answers, mut cached, mut queued, mut client_errors, mut unavailable) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut crashed = 0u64;
+    while let Some(joined) = handlers.join_next().await {
+        match joined.unwrap_or(Answer::Crashed) {
+            Answer::Decided(Decision::Bureau { .. }) => bureau_answers += 1,
+            Answer::Decided(Decision::Cached { .. }) => cached += 1,
+            Answer::Decided(Decision::Queued) => queued += 1,
+            Answer::Decided(Decision::Unavailable(_)) => unavailable += 1,
+            Answer::ClientError => client_errors += 1,
+            Answer::Crashed => crashed += 1,
+        }
+    }
+    let end = start.elapsed();
+    drop(subscription);
+    let bureau_hits = bureau.hits();
+    bureau.stop();
+
+    let stats = check.stats();
+    let transitions = lock(&transitions).clone();
+    let final_sockets = stats.sockets_opened.load(Ordering::SeqCst);
+    let (mut time_open, mut sockets_while_open) = (Duration::ZERO, 0u64);
+    for (i, t) in transitions.iter().enumerate() {
+        if t.to == State::Open {
+            let (left_at, sockets_then) = transitions
+                .get(i + 1)
+                .map_or((end, final_sockets), |next| (next.at, next.sockets_opened));
+            time_open += left_at.saturating_sub(t.at);
+            sockets_while_open += sockets_then - t.sockets_opened;
+        }
+    }
+    let mut fail_fast = lock(&stats.fail_fast).clone();
+    fail_fast.sort();
+    let queued_ids: BTreeSet<String> = lock(&stats.queued_ids).iter().cloned().collect();
+    let file_ids = ReviewQueue::read_ids(check.queue().path())?;
+    let queue_matches = file_ids.len() == queued_ids.len()
+        && file_ids.iter().cloned().collect::<BTreeSet<_>>() == queued_ids;
+
+    Ok(Report {
+        scale: options.scale,
+        phases: script.phases.iter().map(|p| (p.name, p.length)).collect(),
+        requests,
+        bureau_answers,
+        cached,
+        queued,
+        client_errors,
+        unavailable,
+        workers_exhausted: exhausted,
+        crashed,
+        fallback_causes: (
+            stats.rejected.load(Ordering::SeqCst),
+            stats.timed_out.load(Ordering::SeqCst),
+            stats.failed.load(Ordering::SeqCst),
+        ),
+        max_busy_workers: max_busy.load(Ordering::SeqCst),
+        transitions,
+        time_open,
+        fail_fast,
+        sockets_while_open,
+        bureau_hits,
+        ignored_errors: ignored.load(Ordering::SeqCst),
+        brownout_start: script.first_start_of(Behaviour::Hanging).unwrap_or(total),
+        final_state: breaker.state(),
+        queue_lines: file_ids.len(),
+        queue_matches,
+    })
+}

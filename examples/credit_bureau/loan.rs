@@ -1,0 +1,306 @@
+//! The loan service's side: the bureau client behind `#[circuit_breaker]`, the seed's fallback
+//! (a recent cached score, else the durable manual-review queue) and the score cache.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use breaker::{circuit_breaker, CallError, ErrorKind, Registry};
+
+use super::queue::ReviewQueue;
+
+/// The breaker's name, in the attribute and in examples/credit_bureau.toml.
+pub(crate) const BREAKER: &str = "credit_bureau_cb";
+
+/// A cached score is used only if it is younger than this (seed 003: < 30 days).
+pub(crate) const CACHE_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// How a call to the bureau failed.
+#[derive(Debug)]
+pub(crate) enum BureauError {
+    /// The bureau answered with this non-200 status.
+    Status(u16),
+    /// The socket read (or connect) timed out: Java's `SocketTimeoutException`.
+    SocketTimeout,
+    /// The connection could not be made: `ConnectException`.
+    Connect(String),
+    /// The answer was not HTTP we understand.
+    Protocol(String),
+}
+
+impl fmt::Display for BureauError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BureauError::Status(s) => write!(f, "bureau answered HTTP {s}"),
+            BureauError::SocketTimeout => write!(f, "socket read timed out"),
+            BureauError::Connect(e) => write!(f, "cannot connect to the bureau: {e}"),
+            BureauError::Protocol(e) => write!(f, "bad answer from the bureau: {e}"),
+        }
+    }
+}
+
+/// The error kinds examples/credit_bureau.toml names in `record-exceptions` and
+/// `ignore-exceptions`; register them before loading the file.
+pub(crate) fn error_kinds() -> Vec<ErrorKind> {
+    vec![
+        ErrorKind::new("ServerError", |e: &BureauError| {
+            matches!(e, BureauError::Status(500..=599))
+        }),
+        ErrorKind::new("SocketTimeout", |e: &BureauError| {
+            matches!(e, BureauError::SocketTimeout)
+        }),
+        ErrorKind::new("ConnectException", |e: &BureauError| {
+            matches!(e, BureauError::Connect(_))
+        }),
+        ErrorKind::new("ProtocolError", |e: &BureauError| {
+            matches!(e, BureauError::Protocol(_))
+        }),
+        ErrorKind::new("ClientError", |e: &BureauError| {
+            matches!(e, BureauError::Status(400..=499))
+        }),
+    ]
+}
+
+/// The attribute's `record` predicate: the file's `record-exceptions` (all errors if empty).
+fn recorded_by_config(e: &BureauError) -> bool {
+    let kinds = Registry::global().config_for(BREAKER).record_exceptions();
+    kinds.is_empty() || kinds.iter().any(|k| k.matches(e))
+}
+
+/// The attribute's `ignore` predicate: the file's `ignore-exceptions` (the 4xx).
+fn ignored_by_config(e: &BureauError) -> bool {
+    let kinds = Registry::global().config_for(BREAKER).ignore_exceptions();
+    kinds.iter().any(|k| k.matches(e))
+}
+
+/// One loan application asking for a credit check.
+#[derive(Clone, Debug)]
+pub(crate) struct Application {
+    /// The application's own id (what the review queue holds).
+    pub(crate) id: String,
+    /// The applicant's tax id (what the bureau is asked about).
+    pub(crate) tax_id: String,
+    /// When the loan service received it.
+    pub(crate) received: Instant,
+}
+
+/// What the credit check decided, when it did not end in a 4xx.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// The bureau's own answer.
+    Bureau {
+        /// The score.
+        score: u32,
+    },
+    /// A recent cached score (`X-Credit-Source: CACHED-FALLBACK`).
+    Cached {
+        /// The score.
+        score: u32,
+        /// How old it is, in days.
+        age_days: u64,
+    },
+    /// Queued for manual review: "202 pending manual review".
+    Queued,
+    /// The queue could not be written: 503, the application was not captured.
+    Unavailable(String),
+}
+
+/// Scores fetched earlier, with when they were fetched.
+#[derive(Debug, Default)]
+pub(crate) struct ScoreCache {
+    entries: Mutex<HashMap<String, (u32, SystemTime)>>,
+}
+
+impl ScoreCache {
+    /// Stores a score fetched `age` ago.
+    pub(crate) fn put_aged(&self, tax_id: &str, score: u32, age: Duration) {
+        let at = SystemTime::now()
+            .checked_sub(age)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.insert(tax_id.to_owned(), (score, at));
+    }
+
+    /// The score and its age in days, if one younger than [`CACHE_MAX_AGE`] is cached.
+    pub(crate) fn recent(&self, tax_id: &str) -> Option<(u32, u64)> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let (score, at) = *entries.get(tax_id)?;
+        let age = SystemTime::now().duration_since(at).unwrap_or_default();
+        (age < CACHE_MAX_AGE).then_some((score, age.as_secs() / 86_400))
+    }
+}
+
+/// Counters the report and the game-day test read.
+#[derive(Debug, Default)]
+pub(crate) struct ClientStats {
+    /// Calls that went on to open a socket to the bureau (counted before connecting).
+    pub(crate) sockets_opened: AtomicU64,
+    /// Fallbacks for a call the breaker refused.
+    pub(crate) rejected: AtomicU64,
+    /// Fallbacks for a call cancelled by `timeout-duration`.
+    pub(crate) timed_out: AtomicU64,
+    /// Fallbacks for a call that failed (5xx, socket errors).
+    pub(crate) failed: AtomicU64,
+    /// Time from receiving an application to its fallback starting, for refused calls.
+    pub(crate) fail_fast: Mutex<Vec<Duration>>,
+    /// The ids of the applications answered 202 (the queue file must hold exactly these).
+    pub(crate) queued_ids: Mutex<Vec<String>>,
+}
+
+/// The loan service's credit check (seed 003's `CreditBureauClientWrapper`).
+#[derive(Debug)]
+pub(crate) struct CreditCheck {
+    bureau: SocketAddr,
+    read_timeout: Duration,
+    cache: ScoreCache,
+    queue: Arc<ReviewQueue>,
+    stats: ClientStats,
+}
+
+impl CreditCheck {
+    /// A credit check against the bureau at `bureau`, with the socket read timeout
+    /// `read_timeout` (the configuration's `timeout-duration`) and a review queue.
+    pub(crate) fn new(bureau: SocketAddr, read_timeout: Duration, queue: ReviewQueue) -> Self {
+        CreditCheck {
+            bureau,
+            read_timeout,
+            cache: ScoreCache::default(),
+            queue: Arc::new(queue),
+            stats: ClientStats::default(),
+        }
+    }
+
+    /// The score cache (to seed it).
+    pub(crate) fn cache(&self) -> &ScoreCache {
+        &self.cache
+    }
+
+    /// The counters.
+    pub(crate) fn stats(&self) -> &ClientStats {
+        &self.stats
+    }
+
+    /// The review queue.
+    pub(crate) fn queue(&self) -> &ReviewQueue {
+        &self.queue
+    }
+
+    /// `GET /v2/credit-reports/{tax_id}`, protected by the breaker. A 4xx comes back as
+    /// `Err(BureauError::Status(4xx))` (ignored by the breaker); everything else that is not a
+    /// bureau answer becomes a cached score or a queued application in [`Self::degrade`].
+    #[circuit_breaker(
+        name = "credit_bureau_cb",
+        fallback = "degrade",
+        record = recorded_by_config,
+        ignore = ignored_by_config
+    )]
+    pub(crate) async fn credit_report(&self, app: &Application) -> Result<Decision, BureauError> {
+        // Counted here, inside the permitted call, before any socket exists: the game day
+        // checks that this never moves while the breaker is OPEN (INV-CB-01).
+        self.stats.sockets_opened.fetch_add(1, Ordering::SeqCst);
+        let (addr, timeout, tax_id) = (self.bureau, self.read_timeout, app.tax_id.clone());
+        // Blocking std sockets on a blocking thread, with the socket read timeout; the
+        // breaker's `timeout-duration` (the same 2,500 ms) cancels the wait for it.
+        let score = tokio::task::spawn_blocking(move || get_report(addr, &tax_id, timeout))
+            .await
+            .map_err(|e| BureauError::Protocol(e.to_string()))??;
+        self.cache.put_aged(&app.tax_id, score, Duration::ZERO);
+        Ok(Decision::Bureau { score })
+    }
+
+    /// Seed 003's fallback (MC-FB-01): a 4xx goes back to the applicant as it is; any other
+    /// failure, timeout or refusal answers with a cached score younger than 30 days, else
+    /// queues the application durably and answers "202 pending manual review".
+    async fn degrade(
+        &self,
+        app: &Application,
+        err: CallError<BureauError>,
+    ) -> Result<Decision, BureauError> {
+        match err {
+            CallError::Failed(e @ BureauError::Status(400..=499)) => return Err(e),
+            CallError::NotPermitted(_) => {
+                let waited = app.received.elapsed();
+                self.stats.rejected.fetch_add(1, Ordering::SeqCst);
+                lock(&self.stats.fail_fast).push(waited);
+            }
+            CallError::TimedOut(_) => {
+                self.stats.timed_out.fetch_add(1, Ordering::SeqCst);
+            }
+            CallError::Failed(_) => {
+                self.stats.failed.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        Ok(self.cached_or_queued(app).await)
+    }
+
+    /// An application that found every worker busy: it never reaches the bureau (no thread is
+    /// left to wait on it) but it is not lost either. It gets seed 003's fallback directly: a
+    /// cached score, else the durable review queue.
+    pub(crate) async fn shed(&self, app: &Application) -> Decision {
+        self.cached_or_queued(app).await
+    }
+
+    /// A cached score younger than 30 days, else the application queued durably (202).
+    async fn cached_or_queued(&self, app: &Application) -> Decision {
+        if let Some((score, age_days)) = self.cache.recent(&app.tax_id) {
+            return Decision::Cached { score, age_days };
+        }
+        let queue = self.queue.clone();
+        let (id, tax_id) = (app.id.clone(), app.tax_id.clone());
+        // The line is on disk (fsync) before the 202 is given.
+        let written = tokio::task::spawn_blocking(move || queue.append(&id, &tax_id)).await;
+        match written {
+            Ok(Ok(())) => {
+                lock(&self.stats.queued_ids).push(app.id.clone());
+                Decision::Queued
+            }
+            Ok(Err(e)) => Decision::Unavailable(e.to_string()),
+            Err(e) => Decision::Unavailable(e.to_string()),
+        }
+    }
+}
+
+/// Locks, ignoring poisoning (the data are counters and lists, valid after any panic).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One blocking `GET /v2/credit-reports/{tax_id}` over HTTP/1.1; the score on 200.
+fn get_report(addr: SocketAddr, tax_id: &str, timeout: Duration) -> Result<u32, BureauError> {
+    let io_err = |e: io::Error| match e.kind() {
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => BureauError::SocketTimeout,
+        _ => BureauError::Connect(e.to_string()),
+    };
+    let mut conn = TcpStream::connect_timeout(&addr, timeout).map_err(io_err)?;
+    conn.set_read_timeout(Some(timeout)).map_err(io_err)?;
+    conn.set_write_timeout(Some(timeout)).map_err(io_err)?;
+    let request = format!(
+        "GET /v2/credit-reports/{tax_id} HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+    );
+    conn.write_all(request.as_bytes()).map_err(io_err)?;
+    let mut response = Vec::new();
+    conn.read_to_end(&mut response)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => BureauError::SocketTimeout,
+            _ => BureauError::Protocol(e.to_string()),
+        })?;
+    let text = String::from_utf8_lossy(&response);
+    let status = text
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|rest| rest.get(..3))
+        .and_then(|code| code.parse::<u16>().ok())
+        .ok_or_else(|| BureauError::Protocol("no HTTP/1.1 status line".into()))?;
+    if status != 200 {
+        return Err(BureauError::Status(status));
+    }
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+    body.split("\"score\":")
+        .nth(1)
+        .map(|rest| rest.trim_end_matches(['}', ' ', '\n']))
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| BureauError::Protocol(format!("no score in {body:?}")))
+}
