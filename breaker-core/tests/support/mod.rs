@@ -2,3 +2,15 @@
 
 pub(crate) mod logs;
 pub(crate) mod redis_server;
+
+use breaker_core::{Config, ManualClock, Registry};
+
+/// One replica: a registry of its own on a manual clock, every breaker configured by `config`.
+pub(crate) fn replica(config: Config) -> (ManualClock, Registry) {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .default_config(config)
+        .build();
+    (clock, registry)
+}
