@@ -1,8 +1,8 @@
 //! The circuit breaker: Resilience4j's state machine, with permits as values.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::clock::{Clock, Timestamp};
@@ -12,6 +12,7 @@ use crate::event::{Event, EventKind, Listeners, Subscription, TransitionCause};
 use crate::permit::{Outcome, Permit};
 use crate::scheduler::{Scheduler, TimerAction};
 use crate::state::State;
+use crate::sync::{AtomicU64, Mutex, MutexGuard};
 use crate::window::{StateMetrics, Verdict};
 
 /// What a breaker shares with the other breakers of its registry.

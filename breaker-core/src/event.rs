@@ -7,13 +7,14 @@
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::breaker::Metrics;
 use crate::clock::Timestamp;
 use crate::state::State;
+use crate::sync::{AtomicPtr, AtomicU64, Mutex};
 
 /// What happened.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -182,7 +183,7 @@ unsafe impl Sync for OwnedList {}
 
 impl Drop for Listeners {
     fn drop(&mut self) {
-        let lists = self.lists.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
         for OwnedList(p) in lists.drain(..) {
             // SAFETY: each pointer came from `Box::into_raw` in `replace` and is freed once,
             // here; no reader is left, since we have `&mut self`.

@@ -59,6 +59,7 @@ mod reject_log;
 mod scheduler;
 mod site;
 mod state;
+mod sync;
 mod window;
 
 pub use breaker::{CircuitBreaker, Metrics};

@@ -1,0 +1,366 @@
+//! Model checking of the concurrent core with loom: every interleaving (up to a preemption
+//! bound) of the operations below runs against breaker-core's real code, compiled with
+//! `--cfg loom` so that its atomics and locks are loom's.
+//!
+//! Each model prints how many interleavings it explored (`cargo test -p breaker-model --
+//! --nocapture`) and fails if it explored only one, which would mean loom saw no concurrency.
+
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use breaker_model::{
+    CircuitBreaker, Config, EventKind, ManualClock, Outcome, Registry, State, Subscription,
+};
+use loom::thread;
+
+/// Runs `model` under every interleaving loom finds with at most `preemptions` preemptions per
+/// execution, and returns the number of executions.
+fn check(name: &str, preemptions: usize, model: impl Fn() + Sync + Send + 'static) -> usize {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&runs);
+    let mut builder = loom::model::Builder::new();
+    // LOOM_MAX_PREEMPTIONS (read by `Builder::new`) overrides the bound for a deeper run.
+    if std::env::var_os("LOOM_MAX_PREEMPTIONS").is_none() {
+        builder.preemption_bound = Some(preemptions);
+    }
+    let bound = builder
+        .preemption_bound
+        .map_or_else(|| "none".to_owned(), |b| b.to_string());
+    builder.check(move || {
+        counted.fetch_add(1, Relaxed);
+        model();
+    });
+    let runs = runs.load(Relaxed);
+    println!("model {name}: {runs} interleavings (preemption bound {bound})");
+    assert!(runs > 1, "{name}: loom explored a single interleaving");
+    runs
+}
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A registry on a manual clock with one breaker, `b`, configured by `config`.
+fn breaker(config: Config) -> (ManualClock, CircuitBreaker, Registry) {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .instance("b", config)
+        .build();
+    let b = registry.breaker("b");
+    (clock, b, registry)
+}
+
+/// The transitions the breaker published, in order.
+fn transitions(b: &CircuitBreaker) -> (Arc<Mutex<Vec<(State, State)>>>, Subscription) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let subscription = b.subscribe(move |event| {
+        if let EventKind::StateTransition { from, to } = event.kind() {
+            sink.lock().unwrap().push((from, to));
+        }
+    });
+    (seen, subscription)
+}
+
+/// The published transitions form one chain from `start` to the breaker's current state.
+fn assert_chain(start: State, seen: &[(State, State)], now: State) {
+    let mut at = start;
+    for &(from, to) in seen {
+        assert_eq!(
+            from, at,
+            "transition {from} -> {to} published while in {at}: {seen:?}"
+        );
+        assert_ne!(from, to);
+        at = to;
+    }
+    assert_eq!(at, now, "published {seen:?}, but the breaker is {now}");
+}
+
+fn half_open_config(trials: u32) -> Config {
+    Config::builder()
+        .sliding_window_size(2)
+        .minimum_number_of_calls(2)
+        .permitted_number_of_calls_in_half_open_state(trials)
+        .wait_duration_in_open_state(WAIT)
+        .build()
+        .unwrap()
+}
+
+/// HALF_OPEN never has more than its trial permits out, whatever the mix of grants, releases
+/// (dropped permits) and ignored errors; and every permit given back can be granted again.
+#[test]
+fn half_open_permits_never_exceed_the_cap() {
+    check("half-open permit cap", 6, || {
+        let (_clock, b, _registry) = breaker(half_open_config(1));
+        b.transition_to_open_state().unwrap();
+        b.transition_to_half_open_state().unwrap();
+        let out = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
+        let worker = |give_back: fn(breaker_model::Permit<'_>)| {
+            let (b, out) = (b.clone(), Arc::clone(&out));
+            thread::spawn(move || {
+                if let Ok(permit) = b.try_acquire() {
+                    let held = out.fetch_add(1, Relaxed) + 1;
+                    assert!(held <= 1, "{held} trial permits out of 1");
+                    out.fetch_sub(1, Relaxed);
+                    give_back(permit);
+                }
+            })
+        };
+        let a = worker(|p| p.release());
+        let c = worker(|p| p.ignore());
+        a.join().unwrap();
+        c.join().unwrap();
+        // Both came back: exactly one permit is available again.
+        assert_eq!(b.state(), State::HalfOpen);
+        let again = b.try_acquire().expect("the trial permit was given back");
+        assert!(
+            b.try_acquire().is_err(),
+            "a second trial permit was granted"
+        );
+        drop(again);
+    });
+}
+
+/// A permit granted by CLOSED and given back (dropped, or an ignored error) while a later
+/// HALF_OPEN runs never adds a trial permit to that HALF_OPEN.
+#[test]
+fn stale_permits_never_feed_half_open() {
+    check("stale permit give-back", 6, || {
+        let (clock, b, _registry) = breaker(half_open_config(1));
+        let (b1, b2) = (b.clone(), b.clone());
+        let granted = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let signal = Arc::clone(&granted);
+        let closed_permits = thread::spawn(move || {
+            let dropped = b1.try_acquire().expect("CLOSED permits all");
+            let ignored = b1.try_acquire().expect("CLOSED permits all");
+            signal.store(true, Relaxed);
+            drop(dropped);
+            ignored.ignore();
+        });
+        while !granted.load(Relaxed) {
+            thread::yield_now();
+        }
+        b2.transition_to_open_state().unwrap();
+        clock.advance(WAIT + Duration::from_millis(1));
+        let trial = b2.try_acquire().expect("the first trial");
+        closed_permits.join().unwrap();
+        assert!(
+            b2.try_acquire().is_err(),
+            "a stale give-back made a second trial permit"
+        );
+        drop(trial);
+    });
+}
+
+/// Two calls failing at once trip the breaker once: one CLOSED -> OPEN event, one OPEN state.
+#[test]
+fn a_trip_publishes_one_transition() {
+    check("one trip, one event", 6, || {
+        let (_clock, b, _registry) = breaker(half_open_config(1));
+        let (seen, _subscription) = transitions(&b);
+        let failers: Vec<_> = (0..2)
+            .map(|_| {
+                let b = b.clone();
+                thread::spawn(move || {
+                    if let Ok(p) = b.try_acquire() {
+                        p.failure();
+                    }
+                })
+            })
+            .collect();
+        for t in failers {
+            t.join().unwrap();
+        }
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen, [(State::Closed, State::Open)]);
+        assert_eq!(b.state(), State::Open);
+    });
+}
+
+/// OPEN's end of wait reached by the timer (the clock passing it) and by a call asking for a
+/// permit at the same time: one OPEN -> HALF_OPEN, published once.
+#[test]
+fn timer_and_lazy_transition_race_to_half_open_once() {
+    let config = Config::builder()
+        .sliding_window_size(2)
+        .minimum_number_of_calls(2)
+        .permitted_number_of_calls_in_half_open_state(2)
+        .wait_duration_in_open_state(WAIT)
+        .automatic_transition_from_open_to_half_open_enabled(true)
+        .build()
+        .unwrap();
+    check("timer vs lazy HALF_OPEN", 6, move || {
+        let (clock, b, _registry) = breaker(config.clone());
+        b.transition_to_open_state().unwrap();
+        let (seen, _subscription) = transitions(&b);
+        let timer = thread::spawn(move || clock.advance(WAIT + Duration::from_millis(1)));
+        let caller = {
+            let b = b.clone();
+            thread::spawn(move || b.try_acquire().map(|p| p.release()).is_ok())
+        };
+        timer.join().unwrap();
+        let _ = caller.join().unwrap();
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen, [(State::Open, State::HalfOpen)]);
+        assert_eq!(b.state(), State::HalfOpen);
+        // Whatever the order, HALF_OPEN still has both its trial permits.
+        let trials: Vec<_> = (0..3).map(|_| b.try_acquire()).collect();
+        assert_eq!(trials.iter().filter(|t| t.is_ok()).count(), 2);
+    });
+}
+
+/// A timer whose state was left never acts on a later state: OPEN's timer, falling due while
+/// the breaker closes and opens again, never moves the second OPEN to HALF_OPEN early; HALF_OPEN's
+/// maximum wait racing the trial call that closes the breaker acts only if it came first.
+#[test]
+fn stale_timers_never_act_on_a_later_state() {
+    let open_timer = Config::builder()
+        .wait_duration_in_open_state(WAIT)
+        .automatic_transition_from_open_to_half_open_enabled(true)
+        .build()
+        .unwrap();
+    check("stale OPEN timer", 6, move || {
+        // OPEN #1 at t0 sets a timer for t0 + WAIT; the clock moves to t0 + WAIT/2.
+        let (clock, b, _registry) = breaker(open_timer.clone());
+        b.transition_to_open_state().unwrap();
+        clock.advance(WAIT / 2);
+        let (seen, _subscription) = transitions(&b);
+        // The clock passes OPEN #1's due time while the breaker closes and opens again: OPEN #2,
+        // entered at t0 + WAIT/2 or later, is due no earlier than t0 + 3/2 WAIT.
+        let timer = {
+            let clock = clock.clone();
+            thread::spawn(move || clock.advance(WAIT / 2 + Duration::from_millis(1)))
+        };
+        b.transition_to_closed_state();
+        b.transition_to_open_state().unwrap();
+        timer.join().unwrap();
+        let seen = seen.lock().unwrap().clone();
+        assert_chain(State::Open, &seen, b.state());
+        assert_eq!(
+            b.state(),
+            State::Open,
+            "a stale timer moved OPEN #2: {seen:?}"
+        );
+    });
+
+    let max_wait = Config::builder()
+        .sliding_window_size(2)
+        .minimum_number_of_calls(1)
+        .permitted_number_of_calls_in_half_open_state(1)
+        .max_wait_duration_in_half_open_state(WAIT)
+        .transition_to_state_after_wait_duration(State::Open)
+        .build()
+        .unwrap();
+    check("stale HALF_OPEN max wait", 6, move || {
+        let (clock, b, _registry) = breaker(max_wait.clone());
+        b.transition_to_open_state().unwrap();
+        b.transition_to_half_open_state().unwrap();
+        let (seen, _subscription) = transitions(&b);
+        let trial = b.try_acquire().expect("the trial permit");
+        let timer = thread::spawn(move || clock.advance(WAIT));
+        trial.success();
+        timer.join().unwrap();
+        let seen = seen.lock().unwrap().clone();
+        assert_chain(State::HalfOpen, &seen, b.state());
+        match seen.as_slice() {
+            // The trial closed the breaker first; the timer found its state gone.
+            [(State::HalfOpen, State::Closed)] => {}
+            // The timer fired first; the late trial result was recorded in OPEN.
+            [(State::HalfOpen, State::Open)] => {}
+            other => panic!("unexpected transitions {other:?}"),
+        }
+    });
+}
+
+/// The window's counts equal the outcomes recorded, under concurrent recording, including a
+/// window that overflows (three calls in a window of two).
+#[test]
+fn window_counts_equal_the_outcomes_recorded() {
+    let slow = Duration::from_secs(1);
+    let config = Config::builder()
+        .sliding_window_size(4)
+        .minimum_number_of_calls(4)
+        .failure_rate_threshold(100.0)
+        .slow_call_rate_threshold(100.0)
+        .slow_call_duration_threshold(slow)
+        .build()
+        .unwrap();
+    check("window counts", 3, move || {
+        let (_clock, b, _registry) = breaker(config.clone());
+        let outcomes = [
+            (Outcome::Failure, slow * 2),
+            (Outcome::Success, slow * 2),
+            (Outcome::Ignored, Duration::ZERO),
+        ];
+        let threads: Vec<_> = outcomes
+            .into_iter()
+            .map(|(outcome, took)| {
+                let b = b.clone();
+                thread::spawn(move || b.try_acquire().unwrap().record(outcome, took))
+            })
+            .collect();
+        b.try_acquire().unwrap().success();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let m = b.metrics();
+        assert_eq!(m.state, State::Closed);
+        assert_eq!(
+            (m.buffered_calls, m.failed_calls, m.successful_calls),
+            (3, 1, 2)
+        );
+        assert_eq!(
+            (m.slow_calls, m.slow_failed_calls, m.slow_successful_calls),
+            (2, 1, 1)
+        );
+    });
+
+    let small = Config::builder()
+        .sliding_window_size(2)
+        .minimum_number_of_calls(2)
+        .failure_rate_threshold(100.0)
+        .build()
+        .unwrap();
+    check("window overflow", 6, move || {
+        let (_clock, b, _registry) = breaker(small.clone());
+        let threads: Vec<_> = [Outcome::Failure, Outcome::Success]
+            .into_iter()
+            .map(|outcome| {
+                let b = b.clone();
+                thread::spawn(move || b.try_acquire().unwrap().finish(outcome))
+            })
+            .collect();
+        b.try_acquire().unwrap().success();
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Two of the three outcomes are in the window: the failure is in it or not.
+        let m = b.metrics();
+        assert_eq!(m.buffered_calls, 2);
+        assert!(m.failed_calls <= 1);
+        assert_eq!(m.successful_calls, 2 - m.failed_calls);
+    });
+}
+
+/// Subscribing while another thread publishes: the publisher sees the old list or the new one,
+/// never a torn one, and the new listener hears every event published after it was added.
+#[test]
+fn subscribing_while_publishing() {
+    check("subscribe vs publish", 6, || {
+        let (_clock, b, _registry) = breaker(half_open_config(1));
+        let heard = Arc::new(AtomicUsize::new(0));
+        let publisher = {
+            let b = b.clone();
+            thread::spawn(move || b.transition_to_forced_open_state())
+        };
+        let counter = Arc::clone(&heard);
+        let subscription = b.subscribe(move |_| {
+            counter.fetch_add(1, Relaxed);
+        });
+        publisher.join().unwrap();
+        b.transition_to_closed_state();
+        // The FORCED_OPEN -> CLOSED transition came after the subscription: heard for sure.
+        assert!(heard.load(Relaxed) >= 1);
+        drop(subscription);
+    });
+}
