@@ -6,14 +6,15 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::clock::{Clock, Timestamp};
-use crate::config::Config;
+use crate::closed_window::{self, ClosedWindow, Recorded};
+use crate::config::{Config, SlidingWindowType};
 use crate::error::{CallNotPermitted, IllegalTransition};
 use crate::event::{Event, EventKind, Listeners, Subscription, TransitionCause};
 use crate::permit::{Outcome, Permit};
 use crate::scheduler::{Scheduler, TimerAction};
 use crate::state::State;
-use crate::sync::{AtomicU64, Mutex, MutexGuard};
-use crate::window::{StateMetrics, Verdict};
+use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard};
+use crate::window::{StateMetrics, Thresholds, Verdict};
 
 /// What a breaker shares with the other breakers of its registry.
 #[derive(Debug)]
@@ -68,6 +69,14 @@ pub(crate) struct Shared {
     /// OPEN's window figures, kept up to date under the lock, so that a rejection made without
     /// the lock can still publish an event carrying the metrics.
     open_view: OpenView,
+    /// CLOSED's count window, recorded without the lock (count-based windows of up to
+    /// `closed_window::MAX_SIZE` calls; others record under the lock).
+    fast: Option<Arc<ClosedWindow>>,
+    /// CLOSED's thresholds, for deciding on a call recorded without the lock.
+    thresholds: Thresholds,
+    /// Whether this breaker has any evidence of its own: a recorded call, or a transition that
+    /// no hint caused. A hint may open only a breaker without it (seed 000's addendum).
+    history: AtomicBool,
     machine: Mutex<Machine>,
     listeners: Arc<Listeners>,
     this: Weak<Shared>,
@@ -81,9 +90,6 @@ struct Machine {
     metrics: StateMetrics,
     /// HALF_OPEN: trial permits left.
     trials_left: u32,
-    /// Whether this breaker has any evidence of its own: a recorded call, or a transition that
-    /// no hint caused. A hint may open only a breaker without it (seed 000's addendum).
-    has_history: bool,
     /// METRICS_ONLY: which "rate exceeded" events were published already.
     reported_failure_rate: bool,
     reported_slow_rate: bool,
@@ -236,12 +242,16 @@ impl CircuitBreaker {
 
     pub(crate) fn with_env(name: &str, config: Config, env: Arc<Env>) -> CircuitBreaker {
         let now = env.clock.now();
+        let size = config.sliding_window_size();
+        let fast = (config.sliding_window_type() == SlidingWindowType::CountBased
+            && size <= closed_window::MAX_SIZE)
+            .then(|| Arc::new(ClosedWindow::new(size)));
+        let thresholds = Thresholds::new(&config, config.minimum_number_of_calls());
         let machine = Machine {
             state: State::Closed,
             id: 0,
-            metrics: StateMetrics::closed(&config, now),
+            metrics: StateMetrics::closed(&config, now, fast.as_ref(), 0),
             trials_left: 0,
-            has_history: false,
             reported_failure_rate: false,
             reported_slow_rate: false,
         };
@@ -253,6 +263,9 @@ impl CircuitBreaker {
             retry_after: AtomicU64::new(0),
             not_permitted: AtomicU64::new(0),
             open_view: OpenView::default(),
+            thresholds,
+            fast,
+            history: AtomicBool::new(false),
             machine: Mutex::new(machine),
             listeners: Arc::default(),
             this: this.clone(),
@@ -299,21 +312,11 @@ impl CircuitBreaker {
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, CallNotPermitted> {
         let shared = &*self.shared;
-        let tag = shared.tag.load(Ordering::Acquire);
-        let state = State::from_code(tag & 7);
-        if state.permits_all() {
-            return Ok(Permit::new(shared, tag >> 3, shared.env.clock.now()));
+        if let Some((state_id, start)) = shared.begin_unlimited() {
+            return Ok(Permit::new(shared, state_id, start));
         }
-        if state == State::Open {
-            let now = shared.env.clock.now();
-            if now.unix_nanos() <= shared.retry_after.load(Ordering::Acquire) {
-                // Still waiting: reject without the lock.
-                shared.not_permitted.fetch_add(1, Ordering::Relaxed);
-                if shared.wants_call_events() {
-                    shared.publish_rejection(now);
-                }
-                return Err(shared.not_permitted_error(State::Open));
-            }
+        if shared.reject_while_open() {
+            return Err(shared.not_permitted_error(State::Open));
         }
         shared.acquire_slow()
     }
@@ -401,6 +404,22 @@ impl fmt::Debug for CircuitBreaker {
     }
 }
 
+#[cfg(loom)]
+impl CircuitBreaker {
+    /// For the loom models: the lock-free window's totals `[calls, failed, slow, slow failed]`
+    /// as packed, and as recounted from its slots, if the breaker is CLOSED on that window.
+    pub fn model_window_totals(&self) -> Option<([u32; 4], [u32; 4])> {
+        let m = self.shared.lock();
+        let window = self.shared.fast.as_ref()?;
+        if m.state != State::Closed {
+            return None;
+        }
+        let flat = |t: crate::window::Totals| [t.calls, t.failed, t.slow, t.slow_failed];
+        let packed = window.totals(m.id).map_or([u32::MAX; 4], flat);
+        Some((packed, flat(window.recount(m.id))))
+    }
+}
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Machine> {
         // Nothing that can panic runs under this lock, so poisoning cannot hide a broken state.
@@ -411,16 +430,55 @@ impl Shared {
         &self.env.clock
     }
 
+    /// In a state that permits every call (CLOSED, DISABLED, METRICS_ONLY), the state's id and
+    /// the call's start: a permit without the permit value, for the protected-call fast path.
+    #[inline(always)]
+    pub(crate) fn begin_unlimited(&self) -> Option<(u64, Timestamp)> {
+        let tag = self.tag.load(Ordering::Acquire);
+        State::from_code(tag & 7)
+            .permits_all()
+            .then(|| (tag >> 3, self.env.clock.now()))
+    }
+
+    /// In OPEN before the end of its wait: counts and publishes a rejection, without the lock,
+    /// and returns `true`. Otherwise `false`: ask [`acquire_slow`](Shared::acquire_slow).
+    #[inline(always)]
+    pub(crate) fn reject_while_open(&self) -> bool {
+        let tag = self.tag.load(Ordering::Acquire);
+        if State::from_code(tag & 7) != State::Open {
+            return false;
+        }
+        let now = self.env.clock.now();
+        if now.unix_nanos() > self.retry_after.load(Ordering::Acquire) {
+            return false;
+        }
+        self.not_permitted.fetch_add(1, Ordering::Relaxed);
+        if self.wants_call_events() {
+            self.publish_rejection(now);
+        }
+        true
+    }
+
+    /// Records the outcome of a call granted by state `state_id` at `start`, taking the time
+    /// since then as its duration (one clock read).
+    #[inline(always)]
+    pub(crate) fn finish(&self, state_id: u64, start: Timestamp, outcome: Outcome) {
+        let now = self.env.clock.now();
+        let elapsed = now.unix_nanos().saturating_sub(start.unix_nanos());
+        self.complete(state_id, outcome, elapsed, now);
+    }
+
     pub(crate) fn name(&self) -> &'static str {
         self.name
     }
 
+    #[inline]
     fn wants_call_events(&self) -> bool {
         !self.listeners.is_empty() || !self.env.listeners.is_empty()
     }
 
     #[cold]
-    fn acquire_slow(&self) -> Result<Permit<'_>, CallNotPermitted> {
+    pub(crate) fn acquire_slow(&self) -> Result<Permit<'_>, CallNotPermitted> {
         let now = self.env.clock.now();
         let mut pending = Pending::new();
         let granted = {
@@ -453,7 +511,7 @@ impl Shared {
 
     /// The error for a rejected call (and its rate-limited log line).
     #[inline]
-    fn not_permitted_error(&self, state: State) -> CallNotPermitted {
+    pub(crate) fn not_permitted_error(&self, state: State) -> CallNotPermitted {
         crate::reject_log::not_permitted(self, state);
         CallNotPermitted::new(self.name, state)
     }
@@ -482,6 +540,7 @@ impl Shared {
     }
 
     /// Completes a permit granted by state `permit_id`.
+    #[inline]
     pub(crate) fn complete(
         &self,
         permit_id: u64,
@@ -489,18 +548,42 @@ impl Shared {
         elapsed_nanos: u64,
         now: Timestamp,
     ) {
-        let failed = outcome == Outcome::Failure;
-        let mut m = self.lock();
-        if outcome != Outcome::Ignored {
-            m.has_history = true;
+        let mut position = None;
+        if let Some(window) = &self.fast {
+            if outcome != Outcome::Ignored {
+                let failed = outcome == Outcome::Failure;
+                match self.complete_closed(window, failed, elapsed_nanos, now) {
+                    Ok(()) => return,
+                    Err(taken) => position = taken,
+                }
+            }
         }
+        self.complete_locked(permit_id, outcome, elapsed_nanos, now, position);
+    }
+
+    /// Completes a permit under the lock: any state, any window, with listeners. `position`
+    /// is a ring position of the lock-free window that the call already took.
+    #[inline(never)]
+    fn complete_locked(
+        &self,
+        permit_id: u64,
+        outcome: Outcome,
+        elapsed_nanos: u64,
+        now: Timestamp,
+        position: Option<u32>,
+    ) {
+        let failed = outcome == Outcome::Failure;
+        if outcome != Outcome::Ignored {
+            self.note_history();
+        }
+        let mut m = self.lock();
         if m.state == State::Closed && outcome != Outcome::Ignored && !self.wants_call_events() {
             // The common case: a CLOSED call, nobody listening. Nothing to publish unless the
             // call trips the breaker.
             if let Verdict::Exceeded {
                 failure_rate,
                 slow_call_rate,
-            } = m.metrics.record(failed, elapsed_nanos, now)
+            } = m.metrics.record_at(failed, elapsed_nanos, now, position)
             {
                 let mut pending = Pending::new();
                 self.push_exceeded(&mut pending, failure_rate, slow_call_rate);
@@ -539,13 +622,93 @@ impl Shared {
                             },
                         );
                     }
-                    self.record(&mut m, failed, elapsed_nanos, now, &mut pending);
+                    let call = (failed, elapsed_nanos, position);
+                    self.record(&mut m, call, now, &mut pending);
                 }
             }
             pending.seal(&mut m, now, &self.not_permitted);
         }
         drop(m);
         self.publish(&pending, now);
+    }
+
+    /// Records a call in CLOSED's window without the lock. Returns an error (nothing recorded)
+    /// if the breaker is not CLOSED, someone listens for call events, or the window has moved
+    /// on to a later CLOSED state since the state was read; in the last case the error holds
+    /// the ring position the call took, for the locked path to record it there.
+    ///
+    /// A call that read CLOSED and records after the breaker left it counts in the window it
+    /// read, which OPEN carries on (as a call finishing an instant earlier would have).
+    #[inline(always)]
+    fn complete_closed(
+        &self,
+        window: &ClosedWindow,
+        failed: bool,
+        elapsed: u64,
+        now: Timestamp,
+    ) -> Result<(), Option<u32>> {
+        let tag = self.tag.load(Ordering::Acquire);
+        if tag & 7 != State::Closed.code() || self.wants_call_events() {
+            return Err(None);
+        }
+        self.note_history();
+        let epoch = tag >> 3;
+        match window.record(epoch, self.thresholds.outcome(failed, elapsed), false) {
+            Recorded::Unchanged => {}
+            Recorded::Stale(position) => return Err(Some(position)),
+            Recorded::Changed(totals) => {
+                if let Verdict::Exceeded { .. } = self.thresholds.verdict(&totals) {
+                    self.trip(epoch, now);
+                }
+            }
+        }
+        if self.tag.load(Ordering::Acquire) != tag {
+            self.refresh_open_view(epoch, now);
+        }
+        Ok(())
+    }
+
+    /// CLOSED state `epoch` saw a call reach a threshold without the lock: if it is still the
+    /// current state, decide again under the lock (on the window as it is now) and open.
+    #[cold]
+    fn trip(&self, epoch: u64, now: Timestamp) {
+        let mut pending = Pending::new();
+        {
+            let mut m = self.lock();
+            if m.id != epoch || m.state != State::Closed {
+                return; // another call decided first
+            }
+            let Verdict::Exceeded {
+                failure_rate,
+                slow_call_rate,
+            } = m.metrics.verdict(now)
+            else {
+                return;
+            };
+            self.push_exceeded(&mut pending, failure_rate, slow_call_rate);
+            let cause = TransitionCause::Evaluation;
+            self.enter(&mut m, State::Open, now, cause, &mut pending);
+            pending.seal(&mut m, now, &self.not_permitted);
+        }
+        self.publish(&pending, now);
+    }
+
+    /// A call recorded without the lock while the breaker left CLOSED `epoch`: if OPEN carries
+    /// that window on, its lock-free view must show the call.
+    #[cold]
+    fn refresh_open_view(&self, epoch: u64, now: Timestamp) {
+        let mut m = self.lock();
+        if m.state == State::Open && m.metrics.is_closed_window(epoch) {
+            let snapshot = m.snapshot(now, 0);
+            self.open_view.store(&snapshot);
+        }
+    }
+
+    #[inline]
+    fn note_history(&self) {
+        if !self.history.load(Ordering::Relaxed) {
+            self.history.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Returns a permit without recording anything (a cancelled call).
@@ -564,11 +727,11 @@ impl Shared {
         }
     }
 
+    /// Records `(failed, elapsed nanoseconds, ring position taken)` in the current state.
     fn record(
         &self,
         m: &mut Machine,
-        failed: bool,
-        elapsed: u64,
+        (failed, elapsed, position): (bool, u64, Option<u32>),
         now: Timestamp,
         pending: &mut Pending,
     ) {
@@ -577,17 +740,17 @@ impl Shared {
                 if let Verdict::Exceeded {
                     failure_rate,
                     slow_call_rate,
-                } = m.metrics.record(failed, elapsed, now)
+                } = m.metrics.record_at(failed, elapsed, now, position)
                 {
                     self.push_exceeded(pending, failure_rate, slow_call_rate);
                     self.enter(m, State::Open, now, TransitionCause::Evaluation, pending);
                 }
             }
             State::Open => {
-                m.metrics.record(failed, elapsed, now);
+                m.metrics.record_at(failed, elapsed, now, position);
                 self.open_view.store(&m.snapshot(now, 0));
             }
-            State::HalfOpen => match m.metrics.record(failed, elapsed, now) {
+            State::HalfOpen => match m.metrics.record_at(failed, elapsed, now, position) {
                 Verdict::Exceeded {
                     failure_rate,
                     slow_call_rate,
@@ -604,7 +767,7 @@ impl Shared {
                 if let Verdict::Exceeded {
                     failure_rate,
                     slow_call_rate,
-                } = m.metrics.record(failed, elapsed, now)
+                } = m.metrics.record_at(failed, elapsed, now, position)
                 {
                     let failure_rate = failure_rate.filter(|_| !m.reported_failure_rate);
                     let slow_call_rate = slow_call_rate.filter(|_| !m.reported_slow_rate);
@@ -645,14 +808,18 @@ impl Shared {
     ) {
         let from = m.state;
         debug_assert!(from.can_transition_to(to));
-        m.has_history |= cause != TransitionCause::Hint;
+        if cause != TransitionCause::Hint {
+            self.note_history();
+        }
         m.id += 1;
         m.state = to;
         let config = &self.config;
         match to {
-            State::Closed => m.metrics = StateMetrics::closed(config, now),
+            State::Closed => {
+                m.metrics = StateMetrics::closed(config, now, self.fast.as_ref(), m.id);
+            }
             State::MetricsOnly => {
-                m.metrics = StateMetrics::closed(config, now);
+                m.metrics = StateMetrics::closed(config, now, self.fast.as_ref(), m.id);
                 m.reported_failure_rate = false;
                 m.reported_slow_rate = false;
             }
@@ -789,7 +956,10 @@ impl Shared {
         let mut pending = Pending::new();
         {
             let mut m = self.lock();
-            if m.has_history || m.state != State::Closed || m.metrics.totals(now).calls != 0 {
+            if self.history.load(Ordering::Relaxed)
+                || m.state != State::Closed
+                || m.metrics.totals(now).calls != 0
+            {
                 return false;
             }
             self.enter(

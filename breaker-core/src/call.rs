@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::breaker::CircuitBreaker;
 use crate::error::{CallError, CallTimedOut};
 use crate::permit::{Outcome, Permit};
+use crate::state::State;
 
 /// Decides how a call's result counts: success, failure, or ignored.
 ///
@@ -234,15 +235,34 @@ impl CircuitBreaker {
         F: FnOnce() -> Result<T, E>,
         C: Classify<T, E> + ?Sized,
     {
-        let permit = self.try_acquire()?;
+        let shared = &*self.shared;
+        let Some((state_id, start)) = shared.begin_unlimited() else {
+            if shared.reject_while_open() {
+                let rejected = shared.not_permitted_error(State::Open);
+                return Err(CallError::NotPermitted(rejected));
+            }
+            // HALF_OPEN, FORCED_OPEN, or OPEN at the end of its wait: a real permit, or not.
+            let permit = shared.acquire_slow()?;
+            let result = match catch_unwind(AssertUnwindSafe(f)) {
+                Ok(result) => result,
+                Err(panic) => {
+                    permit.failure();
+                    resume_unwind(panic)
+                }
+            };
+            finish(permit, classify, &result);
+            return result.map_err(CallError::Failed);
+        };
+        // CLOSED, DISABLED, METRICS_ONLY: the permit is only the state id and the start time,
+        // kept in registers instead of a `Permit` moved through memory.
         let result = match catch_unwind(AssertUnwindSafe(f)) {
             Ok(result) => result,
             Err(panic) => {
-                permit.failure();
+                shared.finish(state_id, start, Outcome::Failure);
                 resume_unwind(panic)
             }
         };
-        finish(permit, classify, &result);
+        shared.finish(state_id, start, classify.classify(&result));
         result.map_err(CallError::Failed)
     }
 }

@@ -43,6 +43,7 @@ pub mod __private;
 mod breaker;
 mod call;
 mod clock;
+mod closed_window;
 mod concurrent_map;
 pub mod config;
 mod error;

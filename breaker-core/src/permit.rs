@@ -31,7 +31,6 @@ pub struct Permit<'a> {
     breaker: &'a Shared,
     state_id: u64,
     start: Timestamp,
-    done: bool,
 }
 
 impl<'a> Permit<'a> {
@@ -40,7 +39,6 @@ impl<'a> Permit<'a> {
             breaker,
             state_id,
             start,
-            done: false,
         }
     }
 
@@ -67,9 +65,9 @@ impl<'a> Permit<'a> {
     /// clock read).
     #[inline]
     pub fn finish(self, outcome: Outcome) {
-        let now = self.breaker.clock().now();
-        let elapsed = now.unix_nanos().saturating_sub(self.start.unix_nanos());
-        self.complete(outcome, elapsed, now);
+        let (breaker, state_id, start) = (self.breaker, self.state_id, self.start);
+        std::mem::forget(self);
+        breaker.finish(state_id, start, outcome);
     }
 
     /// Records a success that took the time since the permit was granted.
@@ -88,9 +86,11 @@ impl<'a> Permit<'a> {
     }
 
     #[inline]
-    fn complete(mut self, outcome: Outcome, elapsed: u64, now: Timestamp) {
-        self.done = true;
-        self.breaker.complete(self.state_id, outcome, elapsed, now);
+    fn complete(self, outcome: Outcome, elapsed: u64, now: Timestamp) {
+        // Completed: no give-back on drop.
+        let (breaker, state_id) = (self.breaker, self.state_id);
+        std::mem::forget(self);
+        breaker.complete(state_id, outcome, elapsed, now);
     }
 
     /// Gives the permit back without recording anything (what dropping it does).
@@ -99,9 +99,7 @@ impl<'a> Permit<'a> {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        if !self.done {
-            self.breaker.release(self.state_id);
-        }
+        self.breaker.release(self.state_id);
     }
 }
 

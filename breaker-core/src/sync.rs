@@ -7,10 +7,10 @@
 //! none of those holds a lock across an operation of these.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64};
 #[cfg(loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};

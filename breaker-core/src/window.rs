@@ -4,7 +4,10 @@
 //! failure) in O(1) time and in memory fixed by its size: a count-based window keeps one byte
 //! per call slot, a time-based one a few counters per second, whatever the call rate.
 
+use std::sync::Arc;
+
 use crate::clock::{duration_nanos, Timestamp};
+use crate::closed_window::{ClosedWindow, Recorded};
 use crate::config::{Config, SlidingWindowType};
 
 /// Running totals of a window (or of one of its buckets).
@@ -17,7 +20,7 @@ pub(crate) struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, outcome: u8) {
+    pub(crate) fn add(&mut self, outcome: u8) {
         self.calls += 1;
         self.failed += u32::from(outcome & FAILED);
         self.slow += u32::from((outcome & SLOW) >> 1);
@@ -39,11 +42,11 @@ impl Totals {
 }
 
 /// Bit set in an outcome for a failed call.
-const FAILED: u8 = 0b01;
+pub(crate) const FAILED: u8 = 0b01;
 /// Bit set in an outcome for a slow call.
-const SLOW: u8 = 0b10;
+pub(crate) const SLOW: u8 = 0b10;
 /// A ring slot that holds no call yet.
-const EMPTY: u8 = 0b100;
+pub(crate) const EMPTY: u8 = 0b100;
 
 /// The last N calls.
 #[derive(Debug)]
@@ -148,6 +151,11 @@ impl TimeWindow {
 enum Window {
     Count(CountWindow),
     Time(TimeWindow),
+    /// The breaker's lock-free CLOSED window, in the epoch of the state that emptied it.
+    Closed {
+        window: Arc<ClosedWindow>,
+        epoch: u64,
+    },
 }
 
 /// The result of checking the thresholds after a recorded call.
@@ -175,19 +183,92 @@ pub(crate) enum Verdict {
 #[derive(Debug)]
 pub(crate) struct StateMetrics {
     window: Window,
+    thresholds: Thresholds,
+}
+
+/// What turns recorded calls into a decision: the slow-call threshold, the minimum number of
+/// calls and the two rate thresholds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Thresholds {
     minimum_calls: u32,
     failure_threshold: f32,
     slow_threshold: f32,
     slow_nanos: u64,
 }
 
-impl StateMetrics {
-    /// The window of CLOSED and METRICS_ONLY.
-    pub(crate) fn closed(config: &Config, now: Timestamp) -> StateMetrics {
-        let window = match config.sliding_window_type() {
-            SlidingWindowType::CountBased => {
-                Window::Count(CountWindow::new(config.sliding_window_size()))
+impl Thresholds {
+    /// Those of `config`, with `minimum_calls` calls needed before any rate exists.
+    pub(crate) fn new(config: &Config, minimum_calls: u32) -> Thresholds {
+        Thresholds {
+            minimum_calls,
+            failure_threshold: config.failure_rate_threshold(),
+            slow_threshold: config.slow_call_rate_threshold(),
+            slow_nanos: duration_nanos(config.slow_call_duration_threshold()),
+        }
+    }
+
+    /// The outcome code of a call that took `elapsed` nanoseconds.
+    #[inline]
+    pub(crate) fn outcome(&self, failed: bool, elapsed: u64) -> u8 {
+        let mut outcome = if failed { FAILED } else { 0 };
+        if elapsed > self.slow_nanos {
+            outcome |= SLOW;
+        }
+        outcome
+    }
+
+    /// The failure and slow-call rates, or `None` below the minimum number of calls.
+    fn rates(&self, totals: &Totals) -> (Option<f32>, Option<f32>) {
+        if totals.calls == 0 || totals.calls < self.minimum_calls {
+            return (None, None);
+        }
+        let calls = totals.calls as f32;
+        (
+            Some(totals.failed as f32 * 100.0 / calls),
+            Some(totals.slow as f32 * 100.0 / calls),
+        )
+    }
+
+    /// Whether `totals` reach a threshold.
+    pub(crate) fn verdict(&self, totals: &Totals) -> Verdict {
+        match self.rates(totals) {
+            (Some(failure_rate), Some(slow_rate)) => {
+                let failure = failure_rate >= self.failure_threshold;
+                let slow = slow_rate >= self.slow_threshold;
+                if failure || slow {
+                    Verdict::Exceeded {
+                        failure_rate: failure.then_some(failure_rate),
+                        slow_call_rate: slow.then_some(slow_rate),
+                    }
+                } else {
+                    Verdict::BelowThresholds
+                }
             }
+            _ => Verdict::BelowMinimumCalls,
+        }
+    }
+}
+
+impl StateMetrics {
+    /// The window of CLOSED and METRICS_ONLY: `fast`, emptied for state `epoch`, if the
+    /// breaker has a lock-free window, else a new one.
+    pub(crate) fn closed(
+        config: &Config,
+        now: Timestamp,
+        fast: Option<&Arc<ClosedWindow>>,
+        epoch: u64,
+    ) -> StateMetrics {
+        let window = match config.sliding_window_type() {
+            SlidingWindowType::CountBased => match fast {
+                Some(window) => {
+                    window.reset(epoch);
+                    Window::Closed {
+                        window: Arc::clone(window),
+                        epoch,
+                    }
+                }
+                None => Window::Count(CountWindow::new(config.sliding_window_size())),
+            },
             SlidingWindowType::TimeBased => {
                 Window::Time(TimeWindow::new(config.sliding_window_size(), now))
             }
@@ -213,21 +294,28 @@ impl StateMetrics {
     fn with_window(config: &Config, window: Window, minimum_calls: u32) -> StateMetrics {
         StateMetrics {
             window,
-            minimum_calls,
-            failure_threshold: config.failure_rate_threshold(),
-            slow_threshold: config.slow_call_rate_threshold(),
-            slow_nanos: duration_nanos(config.slow_call_duration_threshold()),
+            thresholds: Thresholds::new(config, minimum_calls),
         }
     }
 
-    /// Records one call and checks the thresholds.
+    /// Records one call that took `elapsed` nanoseconds and checks the thresholds.
+    #[cfg(test)]
+    fn record(&mut self, failed: bool, elapsed: u64, now: Timestamp) -> Verdict {
+        self.record_at(failed, elapsed, now, None)
+    }
+
+    /// Records one call that took `elapsed` nanoseconds and checks the thresholds; with the
+    /// lock-free window, at ring position `position` if given (one the call took before it
+    /// found its CLOSED state gone).
     #[inline]
-    /// Records one call that took `elapsed` nanoseconds.
-    pub(crate) fn record(&mut self, failed: bool, elapsed: u64, now: Timestamp) -> Verdict {
-        let mut outcome = if failed { FAILED } else { 0 };
-        if elapsed > self.slow_nanos {
-            outcome |= SLOW;
-        }
+    pub(crate) fn record_at(
+        &mut self,
+        failed: bool,
+        elapsed: u64,
+        now: Timestamp,
+        position: Option<u32>,
+    ) -> Verdict {
+        let outcome = self.thresholds.outcome(failed, elapsed);
         match &mut self.window {
             Window::Count(w) => {
                 if !w.record(outcome) {
@@ -235,6 +323,16 @@ impl StateMetrics {
                 }
             }
             Window::Time(w) => w.record(outcome, now),
+            Window::Closed { window, epoch } => {
+                let recorded = match position {
+                    Some(position) => window.record_at(position, *epoch, outcome, true),
+                    None => window.record(*epoch, outcome, true),
+                };
+                return match recorded {
+                    Recorded::Changed(totals) => self.thresholds.verdict(&totals),
+                    Recorded::Unchanged | Recorded::Stale(_) => Verdict::Unchanged,
+                };
+            }
         }
         self.verdict(now)
     }
@@ -247,38 +345,28 @@ impl StateMetrics {
                 w.advance_to(now);
                 w.totals
             }
+            // While calls are in flight the packed totals can be inconsistent for a moment
+            // (see closed_window): then count the slots.
+            Window::Closed { window, epoch } => window
+                .totals(*epoch)
+                .unwrap_or_else(|| window.recount(*epoch)),
         }
     }
 
     /// The failure and slow-call rates, or `None` below the minimum number of calls.
     pub(crate) fn rates(&self, totals: &Totals) -> (Option<f32>, Option<f32>) {
-        if totals.calls == 0 || totals.calls < self.minimum_calls {
-            return (None, None);
-        }
-        let calls = totals.calls as f32;
-        (
-            Some(totals.failed as f32 * 100.0 / calls),
-            Some(totals.slow as f32 * 100.0 / calls),
-        )
+        self.thresholds.rates(totals)
     }
 
-    fn verdict(&mut self, now: Timestamp) -> Verdict {
+    /// The verdict on the window as it is at `now`.
+    pub(crate) fn verdict(&mut self, now: Timestamp) -> Verdict {
         let totals = self.totals(now);
-        match self.rates(&totals) {
-            (Some(failure_rate), Some(slow_rate)) => {
-                let failure = failure_rate >= self.failure_threshold;
-                let slow = slow_rate >= self.slow_threshold;
-                if failure || slow {
-                    Verdict::Exceeded {
-                        failure_rate: failure.then_some(failure_rate),
-                        slow_call_rate: slow.then_some(slow_rate),
-                    }
-                } else {
-                    Verdict::BelowThresholds
-                }
-            }
-            _ => Verdict::BelowMinimumCalls,
-        }
+        self.thresholds.verdict(&totals)
+    }
+
+    /// Whether this is the breaker's lock-free window, emptied for state `epoch`.
+    pub(crate) fn is_closed_window(&self, epoch: u64) -> bool {
+        matches!(&self.window, Window::Closed { epoch: e, .. } if *e == epoch)
     }
 }
 
@@ -303,7 +391,7 @@ mod tests {
 
     #[test]
     fn count_window_keeps_the_last_n_outcomes() {
-        let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 3, 1), T0);
+        let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 3, 1), T0, None, 0);
         let ms = |n: u64| n * 1_000_000;
         m.record(true, ms(0), T0);
         m.record(false, ms(500), T0);
@@ -342,7 +430,7 @@ mod tests {
 
     #[test]
     fn slow_means_strictly_longer_than_the_threshold() {
-        let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 2, 1), T0);
+        let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 2, 1), T0, None, 0);
         m.record(false, 100_000_000, T0);
         assert_eq!(m.totals(T0).slow, 0);
         m.record(false, 100_000_001, T0);
@@ -351,7 +439,7 @@ mod tests {
 
     #[test]
     fn time_window_evicts_by_epoch_second() {
-        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 10, 1), T0);
+        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 10, 1), T0, None, 0);
         m.record(true, 0, at(999));
         m.record(true, 0, at(1000));
         assert_eq!(m.totals(at(9_999)).calls, 2);
@@ -363,13 +451,13 @@ mod tests {
 
     #[test]
     fn time_window_memory_does_not_grow_with_calls() {
-        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 60, 1), T0);
+        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 60, 1), T0, None, 0);
         for i in 0..100_000u64 {
             m.record(i % 2 == 0, 0, at(i / 100));
         }
         match &m.window {
             Window::Time(w) => assert_eq!(w.buckets.len(), 60),
-            Window::Count(_) => unreachable!(),
+            Window::Count(_) | Window::Closed { .. } => unreachable!(),
         }
         assert_eq!(m.totals(at(999)).calls, 100_000);
         assert_eq!(m.totals(at(1_000 + 59_000)).calls, 0);
@@ -377,7 +465,7 @@ mod tests {
 
     #[test]
     fn a_large_gap_clears_everything() {
-        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 5, 1), T0);
+        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 5, 1), T0, None, 0);
         m.record(true, 0, T0);
         m.record(true, 0, at(2_000));
         assert_eq!(m.totals(at(1_000_000_000)).calls, 0);
@@ -387,7 +475,8 @@ mod tests {
 
     #[test]
     fn rates_need_the_minimum_and_use_binary32() {
-        let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 10, 3), T0);
+        let mut m =
+            StateMetrics::closed(&config(SlidingWindowType::CountBased, 10, 3), T0, None, 0);
         assert_eq!(m.record(true, 0, T0), Verdict::BelowMinimumCalls);
         assert_eq!(m.record(false, 0, T0), Verdict::BelowMinimumCalls);
         let totals = {
