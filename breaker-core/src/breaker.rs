@@ -10,6 +10,7 @@ use crate::closed_window::{self, ClosedWindow, Recorded};
 use crate::config::{Config, SlidingWindowType};
 use crate::error::{CallNotPermitted, IllegalTransition};
 use crate::event::{Event, EventKind, Listeners, Subscription, TransitionCause};
+use crate::name::Name;
 use crate::permit::{Outcome, Permit};
 use crate::scheduler::{Scheduler, TimerAction};
 use crate::state::State;
@@ -55,7 +56,7 @@ pub struct CircuitBreaker {
 }
 
 pub(crate) struct Shared {
-    name: &'static str,
+    name: &'static Name,
     config: Config,
     env: Arc<Env>,
     /// `state_id << 3 | state code`: the current state, readable without the lock.
@@ -275,7 +276,7 @@ impl CircuitBreaker {
 
     /// The breaker's name.
     pub fn name(&self) -> &'static str {
-        self.shared.name
+        self.shared.name.as_str()
     }
 
     /// The breaker's configuration.
@@ -469,6 +470,10 @@ impl Shared {
     }
 
     pub(crate) fn name(&self) -> &'static str {
+        self.name.as_str()
+    }
+
+    pub(crate) fn interned_name(&self) -> &'static Name {
         self.name
     }
 
@@ -870,7 +875,7 @@ impl Shared {
         {
             let mut m = self.lock();
             if !m.state.can_transition_to(to) {
-                return Err(IllegalTransition::new(self.name, m.state, to));
+                return Err(IllegalTransition::new(self.name(), m.state, to));
             }
             self.enter(&mut m, to, now, TransitionCause::Manual, &mut pending);
             pending.seal(&mut m, now, &self.not_permitted);
@@ -931,7 +936,7 @@ impl Shared {
         for &(kind, cause) in pending.events[..pending.len].iter().flatten() {
             if let EventKind::StateTransition { from, to } = kind {
                 tracing::info!(
-                    breaker = %self.name,
+                    breaker = %self.name(),
                     from = %from,
                     to = %to,
                     cause = ?cause.unwrap_or(TransitionCause::Manual),
@@ -941,7 +946,7 @@ impl Shared {
                 );
             }
             if listen {
-                let event = Event::new(self.name, now, kind, cause, metrics);
+                let event = Event::new(self.name(), now, kind, cause, metrics);
                 self.listeners.publish(&event);
                 self.env.listeners.publish(&event);
             }
@@ -979,7 +984,7 @@ impl Shared {
 impl fmt::Debug for Shared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shared")
-            .field("name", &self.name)
+            .field("name", &self.name())
             .finish_non_exhaustive()
     }
 }

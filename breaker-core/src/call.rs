@@ -196,7 +196,7 @@ impl CircuitBreaker {
                         let elapsed = permit.elapsed().max(limit);
                         permit.record(Outcome::Failure, elapsed);
                     }
-                    let name = self.shared.name();
+                    let name = self.shared.interned_name();
                     return Err(CallError::TimedOut(CallTimedOut::new(name, limit)));
                 }
             },

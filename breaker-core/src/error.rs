@@ -4,6 +4,8 @@ use std::error::Error;
 use std::fmt;
 use std::time::Duration;
 
+use crate::clock::duration_nanos;
+use crate::name::Name;
 use crate::state::State;
 
 /// A call was rejected: the breaker is OPEN or FORCED_OPEN, or HALF_OPEN with every trial
@@ -13,51 +15,70 @@ use crate::state::State;
 /// (`E: From<CallNotPermitted>`). So that such a type needs one conversion only, a timed-out
 /// call converts into this type too ([`From<CallTimedOut>`]); [`CallNotPermitted::timed_out_after`]
 /// tells the two apart.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct CallNotPermitted {
-    name: &'static str,
-    state: State,
-    timed_out_after: Option<Duration>,
+    // Two words, so that a `Result` carrying this error is cheap to return and to move: the
+    // interned name, and the state's code in the top 3 bits above the timeout in nanoseconds
+    // plus one (0: rejected, not timed out; timeouts saturate at about 73 years).
+    name: &'static Name,
+    detail: u64,
 }
 
+const STATE_SHIFT: u32 = 61;
+const NANOS_MASK: u64 = (1 << STATE_SHIFT) - 1;
+
 impl CallNotPermitted {
-    pub(crate) fn new(name: &'static str, state: State) -> CallNotPermitted {
+    #[inline]
+    pub(crate) fn new(name: &'static Name, state: State) -> CallNotPermitted {
         CallNotPermitted {
             name,
-            state,
-            timed_out_after: None,
+            detail: state.code() << STATE_SHIFT,
         }
     }
 
     /// For a call that was cancelled by `timeout-duration` rather than rejected: the timeout.
     pub fn timed_out_after(&self) -> Option<Duration> {
-        self.timed_out_after
+        match self.detail & NANOS_MASK {
+            0 => None,
+            plus_one => Some(Duration::from_nanos(plus_one - 1)),
+        }
     }
 
     /// The name of the breaker that rejected the call.
     pub fn breaker_name(&self) -> &str {
-        self.name
+        self.name.as_str()
     }
 
     /// The breaker's state when it rejected the call.
     pub fn state(&self) -> State {
-        self.state
+        State::from_code(self.detail >> STATE_SHIFT)
+    }
+}
+
+impl fmt::Debug for CallNotPermitted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallNotPermitted")
+            .field("name", &self.breaker_name())
+            .field("state", &self.state())
+            .field("timed_out_after", &self.timed_out_after())
+            .finish()
     }
 }
 
 impl fmt::Display for CallNotPermitted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(after) = self.timed_out_after {
+        if let Some(after) = self.timed_out_after() {
             return write!(
                 f,
                 "CircuitBreaker '{}' cancelled a call that ran longer than {after:?}",
-                self.name
+                self.breaker_name()
             );
         }
         write!(
             f,
             "CircuitBreaker '{}' is {} and does not permit further calls",
-            self.name, self.state
+            self.breaker_name(),
+            self.state()
         )
     }
 }
@@ -80,25 +101,38 @@ impl From<CallNotPermitted> for std::io::Error {
 
 /// A call ran longer than the breaker's `timeout-duration`: it was cancelled (dropped) and
 /// recorded as a failure.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct CallTimedOut {
-    name: &'static str,
-    after: Duration,
+    name: &'static Name,
+    /// The timeout in nanoseconds (saturating at `u64::MAX`, about 584 years).
+    after: u64,
 }
 
 impl CallTimedOut {
-    pub(crate) fn new(name: &'static str, after: Duration) -> CallTimedOut {
-        CallTimedOut { name, after }
+    pub(crate) fn new(name: &'static Name, after: Duration) -> CallTimedOut {
+        CallTimedOut {
+            name,
+            after: duration_nanos(after),
+        }
     }
 
     /// The name of the breaker whose timeout fired.
     pub fn breaker_name(&self) -> &str {
-        self.name
+        self.name.as_str()
     }
 
     /// The configured timeout.
     pub fn timeout(&self) -> Duration {
-        self.after
+        Duration::from_nanos(self.after)
+    }
+}
+
+impl fmt::Debug for CallTimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallTimedOut")
+            .field("name", &self.breaker_name())
+            .field("timeout", &self.timeout())
+            .finish()
     }
 }
 
@@ -107,7 +141,8 @@ impl fmt::Display for CallTimedOut {
         write!(
             f,
             "CircuitBreaker '{}' cancelled a call that ran longer than {:?}",
-            self.name, self.after
+            self.breaker_name(),
+            self.timeout()
         )
     }
 }
@@ -118,8 +153,8 @@ impl From<CallTimedOut> for CallNotPermitted {
     fn from(timed_out: CallTimedOut) -> CallNotPermitted {
         CallNotPermitted {
             name: timed_out.name,
-            state: State::Closed,
-            timed_out_after: Some(timed_out.after),
+            detail: State::Closed.code() << STATE_SHIFT
+                | timed_out.after.saturating_add(1).min(NANOS_MASK),
         }
     }
 }
@@ -230,3 +265,35 @@ impl fmt::Display for IllegalTransition {
 }
 
 impl Error for IllegalTransition {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejections_are_two_words_and_keep_every_detail() {
+        assert_eq!(std::mem::size_of::<CallNotPermitted>(), 16);
+        assert_eq!(std::mem::size_of::<CallTimedOut>(), 16);
+        let name = crate::name::intern("error-tests:packing");
+        for state in State::ALL {
+            let rejected = CallNotPermitted::new(name, state);
+            assert_eq!(rejected.state(), state);
+            assert_eq!(rejected.timed_out_after(), None);
+            assert_eq!(rejected.breaker_name(), "error-tests:packing");
+        }
+        for after in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_millis(2_000),
+            Duration::from_secs(3600 * 24 * 365 * 70),
+        ] {
+            let timed_out = CallNotPermitted::from(CallTimedOut::new(name, after));
+            assert_eq!(timed_out.timed_out_after(), Some(after));
+            assert_eq!(timed_out.state(), State::Closed);
+        }
+        // Beyond about 73 years the timeout saturates instead of spilling into the state.
+        let forever = CallNotPermitted::from(CallTimedOut::new(name, Duration::MAX));
+        assert_eq!(forever.state(), State::Closed);
+        assert!(forever.timed_out_after().unwrap() > Duration::from_secs(3600 * 24 * 365 * 73));
+    }
+}
