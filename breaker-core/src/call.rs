@@ -6,8 +6,9 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::pin;
 use std::time::Duration;
 
-use crate::breaker::CircuitBreaker;
-use crate::error::{CallError, CallTimedOut};
+use crate::breaker::{CircuitBreaker, Shared};
+use crate::clock::{duration_nanos, Timestamp};
+use crate::error::{CallError, CallNotPermitted, CallTimedOut};
 use crate::permit::{Outcome, Permit};
 use crate::state::State;
 
@@ -171,16 +172,15 @@ impl CircuitBreaker {
         F: Future<Output = Result<T, E>>,
         C: Classify<T, E> + ?Sized,
     {
-        let permit = self.try_acquire()?;
-        let mut slot = Some(permit);
+        let mut slot = Some(self.grant()?);
         let mut fut = pin!(fut);
         let guarded =
             poll_fn(
                 |cx| match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
                     Ok(poll) => poll,
                     Err(panic) => {
-                        if let Some(permit) = slot.take() {
-                            permit.failure();
+                        if let Some(grant) = slot.take() {
+                            grant.finish(Outcome::Failure);
                         }
                         resume_unwind(panic)
                     }
@@ -192,24 +192,42 @@ impl CircuitBreaker {
                 Ok(result) => result,
                 Err(_elapsed) => {
                     // The call future was dropped with the timeout future: it is cancelled.
-                    if let Some(permit) = slot.take() {
-                        let elapsed = permit.elapsed().max(limit);
-                        permit.record(Outcome::Failure, elapsed);
+                    if let Some(grant) = slot.take() {
+                        grant.timed_out(limit);
                     }
                     let name = self.shared.interned_name();
                     return Err(CallError::TimedOut(CallTimedOut::new(name, limit)));
                 }
             },
         };
-        if let Some(permit) = slot {
-            finish(permit, classify, &result);
+        if let Some(grant) = slot {
+            grant.finish(classify.classify(&result));
         }
         result.map_err(CallError::Failed)
     }
 
+    /// Permission for an async call: see [`Grant`].
+    #[inline]
+    fn grant(&self) -> Result<Grant<'_>, CallNotPermitted> {
+        let shared = &*self.shared;
+        if let Some((state_id, start)) = shared.begin_unlimited() {
+            return Ok(Grant::Unlimited(shared, state_id, start));
+        }
+        if shared.reject_while_open() {
+            return Err(shared.not_permitted_error(State::Open));
+        }
+        shared.acquire_slow().map(Grant::Counted)
+    }
+
     /// The configured timeout, if there is one and a Tokio runtime to enforce it.
+    #[inline]
     fn timeout(&self) -> Option<Duration> {
         let limit = self.config().timeout_duration()?;
+        self.enforceable(limit)
+    }
+
+    #[cold]
+    fn enforceable(&self, limit: Duration) -> Option<Duration> {
         if tokio::runtime::Handle::try_current().is_err() {
             tracing::warn!(
                 breaker = %self.name(),
@@ -264,6 +282,40 @@ impl CircuitBreaker {
         };
         shared.finish(state_id, start, classify.classify(&result));
         result.map_err(CallError::Failed)
+    }
+}
+
+/// What a running async call holds. Where the state counts its permits (HALF_OPEN), the
+/// [`Permit`], given back if the call is dropped; where every call is permitted, only the state's
+/// id and the start time, kept in the future's state as two words (dropping the call then has
+/// nothing to give back).
+enum Grant<'a> {
+    Unlimited(&'a Shared, u64, Timestamp),
+    Counted(Permit<'a>),
+}
+
+impl Grant<'_> {
+    #[inline]
+    fn finish(self, outcome: Outcome) {
+        match self {
+            Grant::Unlimited(shared, state_id, start) => shared.finish(state_id, start, outcome),
+            Grant::Counted(permit) => permit.finish(outcome),
+        }
+    }
+
+    /// The call was cancelled by `timeout`: a failure that took at least that long.
+    fn timed_out(self, limit: Duration) {
+        match self {
+            Grant::Unlimited(shared, state_id, start) => {
+                let now = shared.clock().now();
+                let elapsed = now.saturating_duration_since(start).max(limit);
+                shared.complete(state_id, Outcome::Failure, duration_nanos(elapsed), now);
+            }
+            Grant::Counted(permit) => {
+                let elapsed = permit.elapsed().max(limit);
+                permit.record(Outcome::Failure, elapsed);
+            }
+        }
     }
 }
 
