@@ -67,9 +67,8 @@ pub(crate) struct ClosedWindow {
     counts: CacheLine<AtomicU64>,
 }
 
-/// A value alone on its cache line (128 bytes: two 64-byte lines, since x86 prefetches lines in
-/// adjacent pairs).
-#[repr(align(128))]
+/// A value alone on its 64-byte cache line.
+#[repr(align(64))]
 struct CacheLine<T>(T);
 
 impl<T> std::ops::Deref for CacheLine<T> {
