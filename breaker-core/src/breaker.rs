@@ -245,8 +245,9 @@ impl CircuitBreaker {
         let now = env.clock.now();
         let size = config.sliding_window_size();
         let fast = (config.sliding_window_type() == SlidingWindowType::CountBased
-            && size <= closed_window::MAX_SIZE)
-            .then(|| Arc::new(ClosedWindow::new(size)));
+            && size <= closed_window::MAX_SIZE
+            && config.lock_free_window())
+        .then(|| Arc::new(ClosedWindow::new(size)));
         let thresholds = Thresholds::new(&config, config.minimum_number_of_calls());
         let machine = Machine {
             state: State::Closed,

@@ -99,6 +99,9 @@ pub struct Config {
     timeout_duration: Option<Duration>,
     record_exceptions: Arc<[ErrorKind]>,
     ignore_exceptions: Arc<[ErrorKind]>,
+    /// Whether CLOSED may record without the lock (count windows up to 2,047 calls). Only
+    /// tests turn it off, to compare the two paths.
+    lock_free_window: bool,
 }
 
 impl Default for Config {
@@ -118,6 +121,7 @@ impl Default for Config {
             timeout_duration: None,
             record_exceptions: Arc::from([]),
             ignore_exceptions: Arc::from([]),
+            lock_free_window: true,
         }
     }
 }
@@ -143,6 +147,10 @@ impl Config {
     pub fn sliding_window_type(&self) -> SlidingWindowType {
         self.sliding_window_type
     }
+    pub(crate) fn lock_free_window(&self) -> bool {
+        self.lock_free_window
+    }
+
     /// `sliding-window-size`: calls or seconds (default 100).
     pub fn sliding_window_size(&self) -> u32 {
         self.sliding_window_size
@@ -390,6 +398,14 @@ pub struct ConfigBuilder {
 }
 
 impl ConfigBuilder {
+    /// For tests: record CLOSED's calls under the breaker's lock even where the lock-free window
+    /// applies, to compare the two.
+    #[doc(hidden)]
+    pub fn __lock_free_window(mut self, enabled: bool) -> Self {
+        self.config.lock_free_window = enabled;
+        self
+    }
+
     /// `sliding-window-type`.
     pub fn sliding_window_type(mut self, kind: SlidingWindowType) -> Self {
         self.config.sliding_window_type = kind;

@@ -98,11 +98,22 @@ struct Held<'a> {
 
 fn run(config: Config, ops: Vec<Op>) {
     let clock = ManualClock::new();
+    let locked = config
+        .to_builder()
+        .__lock_free_window(false)
+        .build()
+        .unwrap();
     let registry = Registry::builder()
         .clock(clock.clone())
-        .default_config(config.clone())
+        .instance("prop", locked)
+        .instance("prop-shadow", config.clone())
         .build();
+    // `b` records every call under its lock in the plain ring window; `shadow`, which nobody
+    // listens to, records CLOSED calls without the lock in the epoch-stamped window. Given the
+    // same operations, they must agree on everything after every step.
     let b: CircuitBreaker = registry.breaker("prop");
+    let shadow: CircuitBreaker = registry.breaker("prop-shadow");
+    let mut shadow_held: Vec<Permit<'_>> = Vec::new();
     // Counts transitions so that each HALF_OPEN period has a number.
     let transitions = Arc::new(Mutex::new(0u64));
     let t = transitions.clone();
@@ -131,32 +142,50 @@ fn run(config: Config, ops: Vec<Op>) {
                     let p = (b.state() == State::HalfOpen).then(period);
                     held.push(Held { permit, period: p });
                 }
+                if let Ok(permit) = shadow.try_acquire() {
+                    shadow_held.push(permit);
+                }
             }
             Op::Complete(i, outcome, d) if !held.is_empty() => {
                 let h = held.remove(i % held.len());
                 h.permit.record(outcome, Duration::from_millis(d));
+                let s = shadow_held.remove(i % shadow_held.len());
+                s.record(outcome, Duration::from_millis(d));
             }
             Op::Drop(i) if !held.is_empty() => {
                 drop(held.remove(i % held.len()));
+                drop(shadow_held.remove(i % shadow_held.len()));
             }
             Op::Complete(..) | Op::Drop(_) => {}
             Op::Call(outcome, d) => {
                 if let Ok(p) = b.try_acquire() {
                     p.record(outcome, Duration::from_millis(d));
                 }
+                if let Ok(p) = shadow.try_acquire() {
+                    p.record(outcome, Duration::from_millis(d));
+                }
             }
             Op::Advance(ms) => clock.advance(Duration::from_millis(ms)),
             Op::Transition(i) => {
-                if b.transition_to(State::ALL[i]).is_ok() {
+                let moved = b.transition_to(State::ALL[i]).is_ok();
+                assert_eq!(shadow.transition_to(State::ALL[i]).is_ok(), moved);
+                if moved {
                     manual.set(manual.get() + 1);
                 }
             }
             Op::Reset => {
                 b.reset();
+                shadow.reset();
                 manual.set(manual.get() + 1);
             }
         }
         check(&b.metrics(), &config);
+        assert_eq!(
+            shadow.metrics(),
+            b.metrics(),
+            "the unobserved breaker went its own way"
+        );
+        assert_eq!(shadow_held.len(), held.len());
         assert!(
             half_open_out(&held, &b, period()) <= permits,
             "more than {permits} trials out"
@@ -164,6 +193,7 @@ fn run(config: Config, ops: Vec<Op>) {
     }
     // Nothing leaked: with every permit back, HALF_OPEN grants what its results have not used.
     drop(held);
+    drop(shadow_held);
     if b.state() == State::HalfOpen {
         let used = b.metrics().buffered_calls as usize;
         let again: Vec<_> = std::iter::from_fn(|| b.try_acquire().ok())
@@ -180,5 +210,88 @@ proptest! {
     #[test]
     fn invariants_hold_after_every_step(config in config(), ops in prop::collection::vec(op(), 1..120)) {
         run(config, ops);
+    }
+}
+
+/// What one thread does in [`invariants_hold_under_threads`].
+#[derive(Clone, Debug)]
+enum ThreadOp {
+    Call(Outcome, u64),
+    AcquireAndDrop,
+    Advance(u64),
+    Transition(usize),
+    Reset,
+}
+
+fn thread_op() -> impl Strategy<Value = ThreadOp> {
+    let outcome = prop_oneof![
+        Just(Outcome::Success),
+        Just(Outcome::Failure),
+        Just(Outcome::Ignored)
+    ];
+    prop_oneof![
+        8 => (outcome, 0..3_000u64).prop_map(|(o, d)| ThreadOp::Call(o, d)),
+        2 => Just(ThreadOp::AcquireAndDrop),
+        2 => (0..4_000u64).prop_map(ThreadOp::Advance),
+        1 => (0..6usize).prop_map(ThreadOp::Transition),
+        1 => Just(ThreadOp::Reset),
+    ]
+}
+
+/// Several threads run their own random operations on one breaker (nobody listening, so CLOSED
+/// records without the lock); every metrics reading along the way, and the end state once all
+/// are done, must satisfy the invariants, and no trial permit may be lost.
+fn run_threads(config: Config, plans: Vec<Vec<ThreadOp>>) {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .default_config(config.clone())
+        .build();
+    let b = registry.breaker("prop-threads");
+    let start = std::sync::Barrier::new(plans.len());
+    std::thread::scope(|s| {
+        for plan in plans {
+            let (b, clock, config, start) = (&b, &clock, &config, &start);
+            s.spawn(move || {
+                start.wait();
+                for op in plan {
+                    match op {
+                        ThreadOp::Call(outcome, d) => {
+                            if let Ok(p) = b.try_acquire() {
+                                p.record(outcome, Duration::from_millis(d));
+                            }
+                        }
+                        ThreadOp::AcquireAndDrop => drop(b.try_acquire()),
+                        ThreadOp::Advance(ms) => clock.advance(Duration::from_millis(ms)),
+                        ThreadOp::Transition(i) => drop(b.transition_to(State::ALL[i])),
+                        ThreadOp::Reset => b.reset(),
+                    }
+                    check(&b.metrics(), config);
+                }
+            });
+        }
+    });
+    let m = b.metrics();
+    check(&m, &config);
+    if m.state == State::HalfOpen {
+        let permits = config.permitted_number_of_calls_in_half_open_state() as usize;
+        let used = m.buffered_calls as usize;
+        let again: Vec<_> = std::iter::from_fn(|| b.try_acquire().ok())
+            .take(permits + 1)
+            .collect();
+        assert!(again.len() <= permits);
+        assert!(again.len() + used >= permits, "a permit leaked");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_under_threads(
+        config in config(),
+        plans in prop::collection::vec(prop::collection::vec(thread_op(), 1..80), 2..5),
+    ) {
+        run_threads(config, plans);
     }
 }
