@@ -85,7 +85,7 @@ enum Kind {
 struct Anchor {
     wall: u64,
     instant: Instant,
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     tsc: tsc::Calibration,
 }
 
@@ -95,7 +95,7 @@ static ANCHOR: Lazy<Anchor> = Lazy::new(|| Anchor {
         .map(duration_nanos)
         .unwrap_or(0),
     instant: Instant::now(),
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     tsc: tsc::Calibration::start(),
 });
 
@@ -108,7 +108,7 @@ impl Anchor {
 
     #[inline]
     fn now(&self) -> u64 {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
         {
             if let Some(now) = self.tsc.now() {
                 return now;
@@ -117,7 +117,7 @@ impl Anchor {
             self.tsc.maybe_finish(self.wall, self.instant);
             precise
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
         self.precise()
     }
 }
@@ -206,8 +206,9 @@ mod recent {
 /// against `Instant` over the first 50 ms after the anchor; until then, and everywhere the TSC is
 /// not trusted, the clock reads `Instant`. Readings continue where `Instant` left off, so a
 /// duration that spans the switch is still right to within the calibration error (parts per
-/// million), far below what a slow-call threshold can tell apart.
-#[cfg(target_arch = "x86_64")]
+/// million), far below what a slow-call threshold can tell apart. (Miri cannot read the counter:
+/// under Miri the clock always reads `Instant`.)
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 mod tsc {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
