@@ -46,6 +46,54 @@ fn half_open(permits: u32) -> (Registry, CircuitBreaker) {
     (registry, b)
 }
 
+/// In CLOSED a running async call holds no permit value, only its state's id and start time:
+/// dropped at any await point it records nothing, and the breaker carries on as before, also
+/// when the breaker half-opens while the call is in flight.
+#[test]
+fn a_closed_call_dropped_at_any_await_point_records_nothing() {
+    for polls in 0..=AWAIT_POINTS {
+        let (registry, b) = half_open(1);
+        b.transition_to_closed_state();
+        b.call_sync(|| Err::<(), _>("one failure first"))
+            .unwrap_err();
+        {
+            let mut call = Box::pin(b.call(async {
+                for _ in 0..AWAIT_POINTS {
+                    YieldOnce(false).await;
+                }
+                Ok::<_, ()>(())
+            }));
+            let mut cx = Context::from_waker(Waker::noop());
+            for _ in 0..polls {
+                assert!(call.as_mut().poll(&mut cx).is_pending());
+            }
+            if polls % 2 == 1 {
+                // The call started in CLOSED; HALF_OPEN's one trial must stay untouched by it.
+                b.transition_to_open_state().unwrap();
+                b.transition_to_half_open_state().unwrap();
+            }
+        } // dropped mid-flight
+        let m = b.metrics();
+        if polls % 2 == 1 {
+            assert_eq!(
+                (m.state, m.buffered_calls),
+                (State::HalfOpen, 0),
+                "{polls} polls"
+            );
+            let trial = b.try_acquire().expect("HALF_OPEN's trial permit is there");
+            assert!(b.try_acquire().is_err(), "{polls} polls: a second trial");
+            drop(trial);
+        } else {
+            assert_eq!(
+                (m.state, m.buffered_calls, m.failed_calls),
+                (State::Closed, 1, 1),
+                "{polls} polls: the dropped call was recorded"
+            );
+        }
+        drop(registry);
+    }
+}
+
 #[test]
 fn a_future_dropped_after_any_number_of_polls_gives_its_permit_back() {
     for polls in 0..=AWAIT_POINTS + 1 {
