@@ -207,7 +207,7 @@ impl CircuitBreaker {
     }
 
     /// Permission for an async call: see [`Grant`].
-    #[inline]
+    #[inline(always)]
     fn grant(&self) -> Result<Grant<'_>, CallNotPermitted> {
         let shared = &*self.shared;
         if let Some((state_id, start)) = shared.begin_unlimited() {
@@ -295,7 +295,7 @@ enum Grant<'a> {
 }
 
 impl Grant<'_> {
-    #[inline]
+    #[inline(always)]
     fn finish(self, outcome: Outcome) {
         match self {
             Grant::Unlimited(shared, state_id, start) => shared.finish(state_id, start, outcome),
