@@ -49,19 +49,50 @@ struct Plan {
 
 /// Median nanoseconds per call of `f`.
 fn measure(plan: &Plan, mut f: impl FnMut()) -> f64 {
+    batch(plan, &mut f);
+    let mut per_call: Vec<f64> = (0..plan.samples).map(|_| batch(plan, &mut f)).collect();
+    median(&mut per_call)
+}
+
+/// Nanoseconds per call of `f` over one batch of `plan.iters` calls.
+fn batch(plan: &Plan, f: &mut impl FnMut()) -> f64 {
+    let start = Instant::now();
     for _ in 0..plan.iters {
         f();
     }
-    let mut per_call: Vec<f64> = (0..plan.samples)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..plan.iters {
-                f();
-            }
-            start.elapsed().as_nanos() as f64 / plan.iters as f64
-        })
-        .collect();
-    median(&mut per_call)
+    start.elapsed().as_nanos() as f64 / plan.iters as f64
+}
+
+/// Median nanoseconds per call of `a` and of `b`, timed in alternating batches, so that a slow
+/// spell of this shared machine hits both rows of a comparison alike.
+fn measure_pair(plan: &Plan, mut a: impl FnMut(), mut b: impl FnMut()) -> [f64; 2] {
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    batch(plan, &mut a);
+    batch(plan, &mut b);
+    for _ in 0..plan.samples {
+        ta.push(batch(plan, &mut a));
+        tb.push(batch(plan, &mut b));
+    }
+    [median(&mut ta), median(&mut tb)]
+}
+
+/// [`measure_pair`] for three.
+fn measure_trio(
+    plan: &Plan,
+    mut a: impl FnMut(),
+    mut b: impl FnMut(),
+    mut c: impl FnMut(),
+) -> [f64; 3] {
+    let (mut ta, mut tb, mut tc) = (Vec::new(), Vec::new(), Vec::new());
+    batch(plan, &mut a);
+    batch(plan, &mut b);
+    batch(plan, &mut c);
+    for _ in 0..plan.samples {
+        ta.push(batch(plan, &mut a));
+        tb.push(batch(plan, &mut b));
+        tc.push(batch(plan, &mut c));
+    }
+    [median(&mut ta), median(&mut tb), median(&mut tc)]
 }
 
 /// Median nanoseconds per call of `f`, per thread, with two threads calling it at once.
@@ -240,28 +271,22 @@ fn main() {
     let recloser = recloser::Recloser::custom().build();
     let failsafe = failsafe::Config::new().build();
     let g = "sync CLOSED success";
-    t.add(
-        g,
-        "breaker",
-        measure(&plan, || {
+    let [a, b, c] = measure_trio(
+        &plan,
+        || {
             black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
-        }),
-    );
-    t.add(
-        g,
-        "recloser 1.4",
-        measure(&plan, || {
+        },
+        || {
             black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-        }),
-    );
-    t.add(
-        g,
-        "failsafe 1.3",
-        measure(&plan, || {
+        },
+        || {
             use failsafe::CircuitBreaker as _;
             black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-        }),
+        },
     );
+    t.add(g, "breaker", a);
+    t.add(g, "recloser 1.4", b);
+    t.add(g, "failsafe 1.3", c);
 
     // sync CLOSED, half the calls failing (thresholds set so nothing opens).
     let half_registry = Registry::builder()
@@ -283,35 +308,30 @@ fn main() {
         ))
         .build();
     let g = "sync CLOSED 50% failures";
-    let mut flip = false;
-    t.add(
-        g,
-        "breaker",
-        measure(&plan, || {
-            flip = !flip;
-            let fail = flip;
+    // Each alternates failure and success on its own.
+    let (mut flip_a, mut flip_b, mut flip_c) = (false, false, false);
+    let [a, b, c] = measure_trio(
+        &plan,
+        || {
+            flip_a = !flip_a;
+            let fail = flip_a;
             black_box(ours_half.call_sync(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-        }),
-    );
-    t.add(
-        g,
-        "recloser 1.4",
-        measure(&plan, || {
-            flip = !flip;
-            let fail = flip;
+        },
+        || {
+            flip_b = !flip_b;
+            let fail = flip_b;
             black_box(recloser_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-        }),
-    );
-    t.add(
-        g,
-        "failsafe 1.3",
-        measure(&plan, || {
+        },
+        || {
             use failsafe::CircuitBreaker as _;
-            flip = !flip;
-            let fail = flip;
+            flip_c = !flip_c;
+            let fail = flip_c;
             black_box(failsafe_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-        }),
+        },
     );
+    t.add(g, "breaker", a);
+    t.add(g, "recloser 1.4", b);
+    t.add(g, "failsafe 1.3", c);
 
     // OPEN rejection.
     let open_registry = Registry::builder()
@@ -344,61 +364,49 @@ fn main() {
         assert!(!failsafe_open.is_call_permitted());
     }
     let g = "OPEN rejection";
-    t.add(
-        g,
-        "breaker",
-        measure(&plan, || {
+    let [a, b, c] = measure_trio(
+        &plan,
+        || {
             black_box(ours_open.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
-        }),
-    );
-    t.add(
-        g,
-        "recloser 1.4",
-        measure(&plan, || {
+        },
+        || {
             black_box(recloser_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-        }),
-    );
-    t.add(
-        g,
-        "failsafe 1.3",
-        measure(&plan, || {
+        },
+        || {
             use failsafe::CircuitBreaker as _;
             black_box(failsafe_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-        }),
+        },
     );
+    t.add(g, "breaker", a);
+    t.add(g, "recloser 1.4", b);
+    t.add(g, "failsafe 1.3", c);
 
     // async CLOSED success (futures ready at once, polled without a runtime).
     let async_recloser = recloser::AsyncRecloser::from(recloser::Recloser::custom().build());
     let failsafe_async = failsafe::Config::new().build();
     let g = "async CLOSED success";
-    t.add(
-        g,
-        "breaker",
-        measure(&plan, || {
+    let [a, b, c] = measure_trio(
+        &plan,
+        || {
             black_box(block_on(ours.call(async { Ok::<u64, ()>(black_box(1)) }))).ok();
-        }),
-    );
-    t.add(
-        g,
-        "recloser 1.4",
-        measure(&plan, || {
+        },
+        || {
             black_box(block_on(
                 async_recloser.call(async { Ok::<u64, ()>(black_box(1)) }),
             ))
             .ok();
-        }),
-    );
-    t.add(
-        g,
-        "failsafe 1.3",
-        measure(&plan, || {
+        },
+        || {
             use failsafe::futures::CircuitBreaker as _;
             black_box(block_on(
                 failsafe_async.call(async { Ok::<u64, ()>(black_box(1)) }),
             ))
             .ok();
-        }),
+        },
     );
+    t.add(g, "breaker", a);
+    t.add(g, "recloser 1.4", b);
+    t.add(g, "failsafe 1.3", c);
 
     // Two threads on one breaker, CLOSED success, per thread.
     let g = "2 threads CLOSED (per thread)";
@@ -435,35 +443,29 @@ fn main() {
 
     // The attribute against the same call written by hand ("breaker" is the attribute here).
     let g = "attribute vs by hand, sync";
-    t.add(
-        g,
-        "breaker",
-        measure(&plan, || {
+    let [a, b] = measure_pair(
+        &plan,
+        || {
             black_box(through_attribute(1)).ok();
-        }),
-    );
-    t.add(
-        g,
-        "by hand",
-        measure(&plan, || {
+        },
+        || {
             black_box(by_hand(1)).ok();
-        }),
+        },
     );
+    t.add(g, "breaker", a);
+    t.add(g, "by hand", b);
     let g = "attribute vs by hand, async";
-    t.add(
-        g,
-        "breaker",
-        measure(&plan, || {
+    let [a, b] = measure_pair(
+        &plan,
+        || {
             black_box(block_on(through_attribute_async(1))).ok();
-        }),
-    );
-    t.add(
-        g,
-        "by hand",
-        measure(&plan, || {
+        },
+        || {
             black_box(block_on(by_hand_async(1))).ok();
-        }),
+        },
     );
+    t.add(g, "breaker", a);
+    t.add(g, "by hand", b);
 
     t.print_ratios();
     memory();
