@@ -76,10 +76,15 @@ pub(crate) struct Shared {
     /// CLOSED's thresholds, for deciding on a call recorded without the lock.
     thresholds: Thresholds,
     /// Whether this breaker has any evidence of its own: a recorded call, or a transition that
-    /// no hint caused. A hint may open only a breaker without it (seed 000's addendum).
+    /// no hint caused. A hint may open only a breaker without it (seed 000's addendum). Calls
+    /// recorded without the lock do not set it: `ClosedWindow::has_recorded` tells of them.
     history: AtomicBool,
     machine: Mutex<Machine>,
     listeners: Arc<Listeners>,
+    /// The registry's listeners and clock, the same as `env`'s, held here so that the hot path
+    /// reaches them with one pointer less.
+    registry_listeners: Arc<Listeners>,
+    clock: Clock,
     this: Weak<Shared>,
 }
 
@@ -257,6 +262,8 @@ impl CircuitBreaker {
             reported_failure_rate: false,
             reported_slow_rate: false,
         };
+        let registry_listeners = Arc::clone(&env.listeners);
+        let clock = env.clock.clone();
         let shared = Arc::new_cyclic(|this| Shared {
             name: crate::name::intern(name),
             config,
@@ -270,6 +277,8 @@ impl CircuitBreaker {
             history: AtomicBool::new(false),
             machine: Mutex::new(machine),
             listeners: Arc::default(),
+            registry_listeners,
+            clock,
             this: this.clone(),
         });
         CircuitBreaker { shared }
@@ -287,7 +296,7 @@ impl CircuitBreaker {
 
     /// The clock the breaker reads.
     pub fn clock(&self) -> &Clock {
-        &self.shared.env.clock
+        &self.shared.clock
     }
 
     /// The current state. Reading it never moves the breaker: an OPEN breaker whose wait is
@@ -300,7 +309,7 @@ impl CircuitBreaker {
 
     /// The metrics of the current state.
     pub fn metrics(&self) -> Metrics {
-        let now = self.shared.env.clock.now();
+        let now = self.shared.clock.now();
         let mut m = self.shared.lock();
         m.snapshot(now, self.shared.not_permitted.load(Ordering::Relaxed))
     }
@@ -429,7 +438,7 @@ impl Shared {
     }
 
     pub(crate) fn clock(&self) -> &Clock {
-        &self.env.clock
+        &self.clock
     }
 
     /// In a state that permits every call (CLOSED, DISABLED, METRICS_ONLY), the state's id and
@@ -439,7 +448,7 @@ impl Shared {
         let tag = self.tag.load(Ordering::Acquire);
         State::from_code(tag & 7)
             .permits_all()
-            .then(|| (tag >> 3, self.env.clock.now()))
+            .then(|| (tag >> 3, self.clock.now()))
     }
 
     /// In OPEN before the end of its wait: counts and publishes a rejection, without the lock,
@@ -450,7 +459,7 @@ impl Shared {
         if State::from_code(tag & 7) != State::Open {
             return false;
         }
-        let now = self.env.clock.now();
+        let now = self.clock.now();
         if now.unix_nanos() > self.retry_after.load(Ordering::Acquire) {
             return false;
         }
@@ -465,7 +474,7 @@ impl Shared {
     /// since then as its duration (one clock read).
     #[inline(always)]
     pub(crate) fn finish(&self, state_id: u64, start: Timestamp, outcome: Outcome) {
-        let now = self.env.clock.now();
+        let now = self.clock.now();
         let elapsed = now.unix_nanos().saturating_sub(start.unix_nanos());
         self.complete(state_id, outcome, elapsed, now);
     }
@@ -480,12 +489,12 @@ impl Shared {
 
     #[inline]
     fn wants_call_events(&self) -> bool {
-        !self.listeners.is_empty() || !self.env.listeners.is_empty()
+        !self.listeners.is_empty() || !self.registry_listeners.is_empty()
     }
 
     #[cold]
     pub(crate) fn acquire_slow(&self) -> Result<Permit<'_>, CallNotPermitted> {
-        let now = self.env.clock.now();
+        let now = self.clock.now();
         let mut pending = Pending::new();
         let granted = {
             let mut m = self.lock();
@@ -657,19 +666,21 @@ impl Shared {
         if tag & 7 != State::Closed.code() || self.wants_call_events() {
             return Err(None);
         }
-        self.note_history();
+        // No `note_history` here: a call recorded in this window is history by itself
+        // (`ClosedWindow::has_recorded`).
         let epoch = tag >> 3;
         match window.record(epoch, self.thresholds.outcome(failed, elapsed), false) {
+            // Totals as they were: nothing for OPEN's view either, should OPEN carry them on.
             Recorded::Unchanged => {}
             Recorded::Stale(position) => return Err(Some(position)),
             Recorded::Changed(totals) => {
                 if let Verdict::Exceeded { .. } = self.thresholds.verdict(&totals) {
                     self.trip(epoch, now);
                 }
+                if self.tag.load(Ordering::Acquire) != tag {
+                    self.refresh_open_view(epoch, now);
+                }
             }
-        }
-        if self.tag.load(Ordering::Acquire) != tag {
-            self.refresh_open_view(epoch, now);
         }
         Ok(())
     }
@@ -871,7 +882,7 @@ impl Shared {
     }
 
     fn transition(&self, to: State) -> Result<(), IllegalTransition> {
-        let now = self.env.clock.now();
+        let now = self.clock.now();
         let mut pending = Pending::new();
         {
             let mut m = self.lock();
@@ -886,7 +897,7 @@ impl Shared {
     }
 
     fn reset(&self) {
-        let now = self.env.clock.now();
+        let now = self.clock.now();
         let mut pending = Pending::new();
         {
             let mut m = self.lock();
@@ -905,7 +916,7 @@ impl Shared {
 
     /// A timer set by state `state_id` fell due.
     pub(crate) fn on_timer(&self, state_id: u64, action: TimerAction) {
-        let now = self.env.clock.now();
+        let now = self.clock.now();
         let mut pending = Pending::new();
         {
             let mut m = self.lock();
@@ -949,7 +960,7 @@ impl Shared {
             if listen {
                 let event = Event::new(self.name(), now, kind, cause, metrics);
                 self.listeners.publish(&event);
-                self.env.listeners.publish(&event);
+                self.registry_listeners.publish(&event);
             }
         }
     }
@@ -958,11 +969,12 @@ impl Shared {
     /// process). Returns whether it opened. Local evidence always wins: a breaker with any
     /// recorded call, or in any other state, is left alone.
     fn open_from_hint(&self) -> bool {
-        let now = self.env.clock.now();
+        let now = self.clock.now();
         let mut pending = Pending::new();
         {
             let mut m = self.lock();
             if self.history.load(Ordering::Relaxed)
+                || self.fast.as_ref().is_some_and(|w| w.has_recorded())
                 || m.state != State::Closed
                 || m.metrics.totals(now).calls != 0
             {

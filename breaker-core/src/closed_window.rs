@@ -102,6 +102,12 @@ impl ClosedWindow {
         self.counts.swap(epoch & 0xFFFF, Ordering::AcqRel);
     }
 
+    /// Whether any call was ever recorded here (in any epoch). The ring position wraps after
+    /// 2^32 calls; by then the window is full, which the caller checks as well.
+    pub(crate) fn has_recorded(&self) -> bool {
+        self.head.load(Ordering::Relaxed) != 0
+    }
+
     /// The window's size.
     pub(crate) fn size(&self) -> u32 {
         self.slots.len() as u32

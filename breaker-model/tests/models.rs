@@ -285,7 +285,7 @@ fn window_counts_equal_the_outcomes_recorded() {
         .slow_call_duration_threshold(slow)
         .build()
         .unwrap();
-    check("window counts", 2, move || {
+    check("window counts", 3, move || {
         let (_clock, b, _registry) = breaker(config.clone());
         let outcomes = [
             (Outcome::Failure, slow * 2),
@@ -322,7 +322,7 @@ fn window_counts_equal_the_outcomes_recorded() {
         .failure_rate_threshold(100.0)
         .build()
         .unwrap();
-    check("window overflow", 3, move || {
+    check("window overflow", 4, move || {
         let (_clock, b, _registry) = breaker(small.clone());
         let threads: Vec<_> = [Outcome::Failure, Outcome::Success]
             .into_iter()
@@ -363,7 +363,7 @@ fn a_late_call_never_corrupts_a_later_closed_window() {
         .permitted_number_of_calls_in_half_open_state(2)
         .build()
         .unwrap();
-    check("late call vs re-close", 3, move || {
+    check("late call vs re-close", 4, move || {
         let (_clock, b, _registry) = breaker(config.clone());
         let late = {
             let b = b.clone();
