@@ -212,6 +212,34 @@ fn a_hint_opens_only_a_closed_breaker_without_local_history() {
     assert_eq!(causes[1].2, Some(TransitionCause::Manual));
 }
 
+/// With nobody listening, CLOSED records without the lock and sets no history flag; the call
+/// must count as local evidence all the same, and an ignored call still must not.
+#[test]
+fn a_call_recorded_without_the_lock_is_local_history() {
+    let (_clock, registry) = registry(Config::default());
+    let used = registry.breaker("used-quietly");
+    used.call_sync(|| Ok::<_, ()>(())).unwrap();
+    assert!(
+        !used.open_from_hint(),
+        "a lock-free success is local evidence"
+    );
+    assert_eq!(used.state(), State::Closed);
+
+    let failed = registry.breaker("failed-quietly");
+    failed.call_sync(|| Err::<(), _>(())).unwrap_err();
+    assert!(
+        !failed.open_from_hint(),
+        "a lock-free failure is local evidence"
+    );
+
+    let ignored = registry.breaker("ignored-quietly");
+    ignored
+        .try_acquire()
+        .unwrap()
+        .record(Outcome::Ignored, Duration::ZERO);
+    assert!(ignored.open_from_hint(), "an ignored call is no history");
+}
+
 #[test]
 fn a_rejection_made_without_the_lock_still_carries_the_metrics() {
     let (_clock, registry) = registry(
