@@ -183,20 +183,21 @@ pub fn keyed<K: BreakerKey + ?Sized>(
 }
 
 /// Runs an async body through `breaker` ([`CircuitBreaker::call_with`]).
+///
+/// Returns `call_with`'s own future rather than one wrapped around it; the classifier is
+/// borrowed from the expansion's statement, whose temporaries outlive the `.await`.
 #[inline]
-pub async fn run<R, C, F>(
-    breaker: &CircuitBreaker,
-    classify: C,
+pub fn run<'a, R, C, F>(
+    breaker: &'a CircuitBreaker,
+    classify: &'a C,
     body: F,
-) -> Result<R::Ok, CallError<R::Err>>
+) -> impl Future<Output = Result<R::Ok, CallError<R::Err>>> + use<'a, R, C, F>
 where
     R: GuardedOutput,
     C: Classify<R::Ok, R::Err>,
     F: Future<Output = R>,
 {
-    breaker
-        .call_with(&classify, async move { body.await.into_result() })
-        .await
+    breaker.call_with(classify, async move { body.await.into_result() })
 }
 
 /// Runs a plain body through `breaker` ([`CircuitBreaker::call_sync_with`]).

@@ -5,7 +5,8 @@
 //!     static __BREAKER_SITE: ::breaker::CallSite = ::breaker::CallSite::new("name");
 //!     let __breaker_out = ::breaker::__private::run::<R, _, _>(   // all at `-> R`
 //!         __BREAKER_SITE.breaker(),
-//!         ::breaker::Classifier::new(),       // .record(p) .ignore(p) .result(p), checked at p
+//!         ::breaker::Classifier::new(),       // .record(p) .ignore(p) .result(p), checked at p;
+//!                                             // borrowed (`&`) for an async fn
 //!         async { /* fake return edge */ BODY },    // not `move`; `|| { .. }` for a plain fn
 //!     ).await;
 //!     // with a fallback:
@@ -158,6 +159,13 @@ fn expand(f: GuardedFn, args: &Args) -> TokenStream {
         quote_spanned!(ret_span=> #at_ret::__private::run_sync::<#ret, _, _>)
     };
     let await_run = is_async.then(|| quote_spanned!(ret_span=> .await));
+    // The async `run` borrows the classifier: a temporary of this statement, alive until the
+    // `.await` in it completes.
+    let classifier = if is_async {
+        quote_spanned!(ret_span=> &#classifier)
+    } else {
+        classifier
+    };
     let run_call = quote_spanned!(ret_span=> #run(#breaker, #classifier, #guarded) #await_run);
 
     let tail = match &args.fallback {
