@@ -240,6 +240,7 @@ impl CircuitBreaker {
 
     /// Runs `f` if the breaker permits, timing it and recording its result (every error a
     /// failure). If `f` panics, a failure is recorded and the panic continues.
+    #[inline]
     pub fn call_sync<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
     where
         F: FnOnce() -> Result<T, E>,
@@ -248,6 +249,7 @@ impl CircuitBreaker {
     }
 
     /// [`call_sync`](CircuitBreaker::call_sync) with a classification of its own.
+    #[inline(always)]
     pub fn call_sync_with<T, E, F, C>(&self, classify: &C, f: F) -> Result<T, CallError<E>>
     where
         F: FnOnce() -> Result<T, E>,
@@ -259,17 +261,7 @@ impl CircuitBreaker {
                 let rejected = shared.not_permitted_error(State::Open);
                 return Err(CallError::NotPermitted(rejected));
             }
-            // HALF_OPEN, FORCED_OPEN, or OPEN at the end of its wait: a real permit, or not.
-            let permit = shared.acquire_slow()?;
-            let result = match catch_unwind(AssertUnwindSafe(f)) {
-                Ok(result) => result,
-                Err(panic) => {
-                    permit.failure();
-                    resume_unwind(panic)
-                }
-            };
-            finish(permit, classify, &result);
-            return result.map_err(CallError::Failed);
+            return self.call_sync_counted(classify, f);
         };
         // CLOSED, DISABLED, METRICS_ONLY: the permit is only the state id and the start time,
         // kept in registers instead of a `Permit` moved through memory. (The async path's `Grant`
@@ -283,6 +275,29 @@ impl CircuitBreaker {
             }
         };
         shared.finish(state_id, start, classify.classify(&result));
+        result.map_err(CallError::Failed)
+    }
+}
+
+impl CircuitBreaker {
+    /// The sync call where the state counts its permits (HALF_OPEN, FORCED_OPEN, or OPEN at the
+    /// end of its wait): a real permit, or a rejection. Kept out of line so that the two common
+    /// paths above stay small enough to inline into the caller.
+    #[inline(never)]
+    fn call_sync_counted<T, E, F, C>(&self, classify: &C, f: F) -> Result<T, CallError<E>>
+    where
+        F: FnOnce() -> Result<T, E>,
+        C: Classify<T, E> + ?Sized,
+    {
+        let permit = self.shared.acquire_slow()?;
+        let result = match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(result) => result,
+            Err(panic) => {
+                permit.failure();
+                resume_unwind(panic)
+            }
+        };
+        finish(permit, classify, &result);
         result.map_err(CallError::Failed)
     }
 }
