@@ -14,7 +14,6 @@ use std::future::Future;
 use std::hint::black_box;
 use std::pin::pin;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::Barrier;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -95,31 +94,34 @@ fn measure_trio(
     [median(&mut ta), median(&mut tb), median(&mut tc)]
 }
 
-/// Median nanoseconds per call of `f`, per thread, with two threads calling it at once.
-fn measure_two_threads(plan: &Plan, f: impl Fn() + Sync) -> f64 {
-    let mut per_call: Vec<f64> = (0..plan.samples.div_ceil(3))
-        .map(|_| {
-            let barrier = Barrier::new(2);
-            let times: Vec<Duration> = std::thread::scope(|s| {
-                let handles: Vec<_> = (0..2)
-                    .map(|_| {
-                        s.spawn(|| {
-                            barrier.wait();
-                            let start = Instant::now();
-                            for _ in 0..plan.iters {
-                                f();
-                            }
-                            start.elapsed()
-                        })
-                    })
-                    .collect();
-                handles.into_iter().map(|h| h.join().unwrap()).collect()
-            });
-            let slowest = times.into_iter().max().unwrap();
-            slowest.as_nanos() as f64 / plan.iters as f64
-        })
-        .collect();
-    median(&mut per_call)
+/// Nanoseconds per call of `f`, per thread, with two threads calling it at once: one sample.
+///
+/// Both threads start with a spin on a shared counter rather than a blocking barrier, so that
+/// neither runs alone while the other is still being woken (a tight `fetch_add` loop finishes
+/// in well under a millisecond, less than a thread's wake-up can take on a busy machine). The
+/// sample is the slower thread's time.
+fn two_thread_sample(plan: &Plan, f: &(impl Fn() + Sync)) -> f64 {
+    let ready = AtomicU64::new(0);
+    let times: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    ready.fetch_add(1, Ordering::AcqRel);
+                    while ready.load(Ordering::Acquire) < 2 {
+                        std::hint::spin_loop();
+                    }
+                    let start = Instant::now();
+                    for _ in 0..plan.iters {
+                        f();
+                    }
+                    start.elapsed()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let slowest = times.into_iter().max().unwrap();
+    slowest.as_nanos() as f64 / plan.iters as f64
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -410,36 +412,37 @@ fn main() {
 
     // Two threads on one breaker, CLOSED success, per thread.
     let g = "2 threads CLOSED (per thread)";
+    // The rows are timed in alternating rounds, as in `measure_pair`.
     let shared = AtomicU64::new(0);
-    t.add(
-        g,
+    let fetch_add = || {
+        black_box(shared.fetch_add(1, Ordering::Relaxed));
+    };
+    let breaker = || {
+        black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+    };
+    let recloser_two = || {
+        black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+    };
+    let failsafe_two = || {
+        use failsafe::CircuitBreaker as _;
+        black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+    };
+    let mut rows: [Vec<f64>; 4] = Default::default();
+    for _ in 0..plan.samples.div_ceil(3) {
+        rows[0].push(two_thread_sample(&plan, &fetch_add));
+        rows[1].push(two_thread_sample(&plan, &breaker));
+        rows[2].push(two_thread_sample(&plan, &recloser_two));
+        rows[3].push(two_thread_sample(&plan, &failsafe_two));
+    }
+    let names = [
         "AtomicU64::fetch_add",
-        measure_two_threads(&plan, || {
-            black_box(shared.fetch_add(1, Ordering::Relaxed));
-        }),
-    );
-    t.add(
-        g,
         "breaker",
-        measure_two_threads(&plan, || {
-            black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
-        }),
-    );
-    t.add(
-        g,
         "recloser 1.4",
-        measure_two_threads(&plan, || {
-            black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-        }),
-    );
-    t.add(
-        g,
         "failsafe 1.3",
-        measure_two_threads(&plan, || {
-            use failsafe::CircuitBreaker as _;
-            black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-        }),
-    );
+    ];
+    for (name, mut samples) in names.into_iter().zip(rows) {
+        t.add(g, name, median(&mut samples));
+    }
 
     // The attribute against the same call written by hand ("breaker" is the attribute here).
     let g = "attribute vs by hand, sync";
