@@ -517,6 +517,14 @@ fn memory() {
         live() - before,
         live() - before == after_time - before
     );
+    // A future is moved (copied whole) each time it is awaited in another async fn or handed
+    // to an executor, so its size is part of an async call's cost. Never polled here.
+    let recloser = recloser::AsyncRecloser::from(recloser::Recloser::custom().build());
+    println!(
+        "  an async call's future (stack, not heap): breaker {} bytes, recloser {} bytes",
+        std::mem::size_of_val(&count.call(async { Ok::<u64, ()>(1) })),
+        std::mem::size_of_val(&recloser.call(async { Ok::<u64, ()>(1) })),
+    );
     let keyed = registry.keyed::<u64>("per-key");
     let rss0 = rss_bytes();
     let live0 = live();
