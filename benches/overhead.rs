@@ -62,50 +62,43 @@ fn batch(plan: &Plan, f: &mut impl FnMut()) -> f64 {
     start.elapsed().as_nanos() as f64 / plan.iters as f64
 }
 
-/// Median nanoseconds per call of `a` and of `b`, timed in alternating batches, so that a slow
-/// spell of this shared machine hits both rows of a comparison alike.
-fn measure_pair(plan: &Plan, mut a: impl FnMut(), mut b: impl FnMut()) -> [f64; 2] {
-    let (mut ta, mut tb) = (Vec::new(), Vec::new());
-    batch(plan, &mut a);
-    batch(plan, &mut b);
-    for _ in 0..plan.samples {
-        ta.push(batch(plan, &mut a));
-        tb.push(batch(plan, &mut b));
-    }
-    [median(&mut ta), median(&mut tb)]
+/// One row of a comparison: a closure that times one batch of `plan.iters` calls of `f`. The
+/// call inside the batch is static; only the batch is called through the box.
+type Row<'a> = Box<dyn FnMut() -> f64 + 'a>;
+
+fn row<'a>(plan: &'a Plan, mut f: impl FnMut() + 'a) -> Row<'a> {
+    Box::new(move || batch(plan, &mut f))
 }
 
-/// [`measure_pair`] for three.
-fn measure_trio(
-    plan: &Plan,
-    mut a: impl FnMut(),
-    mut b: impl FnMut(),
-    mut c: impl FnMut(),
-) -> [f64; 3] {
-    let (mut ta, mut tb, mut tc) = (Vec::new(), Vec::new(), Vec::new());
-    batch(plan, &mut a);
-    batch(plan, &mut b);
-    batch(plan, &mut c);
-    for _ in 0..plan.samples {
-        ta.push(batch(plan, &mut a));
-        tb.push(batch(plan, &mut b));
-        tc.push(batch(plan, &mut c));
+/// Median nanoseconds per call of each row, timed in alternating batches, so that a slow spell
+/// of this shared machine hits every row of a comparison alike.
+fn measure_rows<const N: usize>(plan: &Plan, mut rows: [Row<'_>; N]) -> [f64; N] {
+    for row in &mut rows {
+        row();
     }
-    [median(&mut ta), median(&mut tb), median(&mut tc)]
+    let mut times: [Vec<f64>; N] = std::array::from_fn(|_| Vec::new());
+    for _ in 0..plan.samples {
+        for (row, times) in rows.iter_mut().zip(&mut times) {
+            times.push(row());
+        }
+    }
+    times.map(|mut t| median(&mut t))
 }
 
-/// Nanoseconds per call of `f`, per thread, with two threads calling it at once: one sample.
+/// Nanoseconds per call of the closure `make` gives each thread, with two threads calling at
+/// once: one sample.
 ///
 /// Both threads start with a spin on a shared counter rather than a blocking barrier, so that
 /// neither runs alone while the other is still being woken (a tight `fetch_add` loop finishes
 /// in well under a millisecond, less than a thread's wake-up can take on a busy machine). The
 /// sample is the slower thread's time.
-fn two_thread_sample(plan: &Plan, f: &(impl Fn() + Sync)) -> f64 {
+fn two_thread_sample<G: FnMut()>(plan: &Plan, make: &(impl Fn() -> G + Sync)) -> f64 {
     let ready = AtomicU64::new(0);
     let times: Vec<Duration> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..2)
             .map(|_| {
                 s.spawn(|| {
+                    let mut f = make();
                     ready.fetch_add(1, Ordering::AcqRel);
                     while ready.load(Ordering::Acquire) < 2 {
                         std::hint::spin_loop();
@@ -209,6 +202,66 @@ async fn by_hand_async(x: u64) -> Result<u64, std::io::Error> {
         .map_err(breaker::CallError::into_error)
 }
 
+const RECLOSER: &str = "recloser 1.4";
+const FAILSAFE: &str = "failsafe 1.3";
+const CBR: &str = "circuitbreaker-rs 0.1";
+const TOWER: &str = "tower-resilience 0.14";
+
+/// circuitbreaker-rs wants an error type that implements `Error`.
+#[derive(Debug, Clone, Copy)]
+struct PeerError;
+
+impl std::fmt::Display for PeerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("peer error")
+    }
+}
+
+impl std::error::Error for PeerError {}
+
+type CbrBreaker = circuitbreaker_rs::CircuitBreaker<circuitbreaker_rs::DefaultPolicy, PeerError>;
+
+/// The service tower-resilience wraps: answers with the request's result at once.
+#[derive(Clone, Copy)]
+struct Answer;
+
+impl tower_service::Service<Result<u64, PeerError>> for Answer {
+    type Response = u64;
+    type Error = PeerError;
+    type Future = std::future::Ready<Result<u64, PeerError>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), PeerError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Result<u64, PeerError>) -> Self::Future {
+        std::future::ready(req.map(black_box))
+    }
+}
+
+type TowerBreaker = tower_resilience_circuitbreaker::CircuitBreaker<
+    Answer,
+    tower_resilience_circuitbreaker::DefaultClassifier,
+>;
+
+fn tower_breaker(
+    config: tower_resilience_circuitbreaker::CircuitBreakerConfigBuilder<
+        tower_resilience_circuitbreaker::DefaultClassifier,
+    >,
+) -> TowerBreaker {
+    config.build().unwrap().layer_fn(Answer)
+}
+
+/// One call through a tower service: `poll_ready`, then `call`.
+async fn tower_call(
+    svc: &mut TowerBreaker,
+    req: Result<u64, PeerError>,
+) -> Result<u64, impl std::fmt::Debug> {
+    use tower_service::Service as _;
+    std::future::poll_fn(|cx| svc.poll_ready(cx)).await?;
+    svc.call(req).await
+}
+
 fn breaker_config() -> Config {
     // Resilience4j's defaults: a 100-call window, slow-call detection at 60 s.
     Config::default()
@@ -272,23 +325,30 @@ fn main() {
     let ours = registry.breaker("bench");
     let recloser = recloser::Recloser::custom().build();
     let failsafe = failsafe::Config::new().build();
+    let cbr = CbrBreaker::builder().build();
     let g = "sync CLOSED success";
-    let [a, b, c] = measure_trio(
+    let [a, b, c, d] = measure_rows(
         &plan,
-        || {
-            black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
-        },
-        || {
-            black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-        },
-        || {
-            use failsafe::CircuitBreaker as _;
-            black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-        },
+        [
+            row(&plan, || {
+                black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+            }),
+            row(&plan, || {
+                black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+            }),
+            row(&plan, || {
+                use failsafe::CircuitBreaker as _;
+                black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+            }),
+            row(&plan, || {
+                black_box(cbr.call(|| Ok::<u64, PeerError>(black_box(1)))).ok();
+            }),
+        ],
     );
     t.add(g, "breaker", a);
-    t.add(g, "recloser 1.4", b);
-    t.add(g, "failsafe 1.3", c);
+    t.add(g, RECLOSER, b);
+    t.add(g, FAILSAFE, c);
+    t.add(g, CBR, d);
 
     // sync CLOSED, half the calls failing (thresholds set so nothing opens).
     let half_registry = Registry::builder()
@@ -309,31 +369,44 @@ fn main() {
             failsafe::backoff::constant(Duration::from_secs(3600)),
         ))
         .build();
+    // A failure rate above 1 never trips; nor do 1,000 failures in a row, which never happen.
+    let cbr_half = CbrBreaker::builder()
+        .failure_threshold(1.01)
+        .consecutive_failures(1_000)
+        .build();
     let g = "sync CLOSED 50% failures";
     // Each alternates failure and success on its own.
-    let (mut flip_a, mut flip_b, mut flip_c) = (false, false, false);
-    let [a, b, c] = measure_trio(
+    let (mut flip_a, mut flip_b, mut flip_c, mut flip_d) = (false, false, false, false);
+    let [a, b, c, d] = measure_rows(
         &plan,
-        || {
-            flip_a = !flip_a;
-            let fail = flip_a;
-            black_box(ours_half.call_sync(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-        },
-        || {
-            flip_b = !flip_b;
-            let fail = flip_b;
-            black_box(recloser_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-        },
-        || {
-            use failsafe::CircuitBreaker as _;
-            flip_c = !flip_c;
-            let fail = flip_c;
-            black_box(failsafe_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-        },
+        [
+            row(&plan, || {
+                flip_a = !flip_a;
+                let fail = flip_a;
+                black_box(ours_half.call_sync(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+            }),
+            row(&plan, || {
+                flip_b = !flip_b;
+                let fail = flip_b;
+                black_box(recloser_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+            }),
+            row(&plan, || {
+                use failsafe::CircuitBreaker as _;
+                flip_c = !flip_c;
+                let fail = flip_c;
+                black_box(failsafe_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+            }),
+            row(&plan, || {
+                flip_d = !flip_d;
+                let fail = flip_d;
+                black_box(cbr_half.call(|| if fail { Err(PeerError) } else { Ok(1u64) })).ok();
+            }),
+        ],
     );
     t.add(g, "breaker", a);
-    t.add(g, "recloser 1.4", b);
-    t.add(g, "failsafe 1.3", c);
+    t.add(g, RECLOSER, b);
+    t.add(g, FAILSAFE, c);
+    t.add(g, CBR, d);
 
     // OPEN rejection.
     let open_registry = Registry::builder()
@@ -365,54 +438,98 @@ fn main() {
         let _ = failsafe_open.call(|| Err::<(), _>(()));
         assert!(!failsafe_open.is_call_permitted());
     }
+    let cbr_open = CbrBreaker::builder()
+        .consecutive_failures(1)
+        .cooldown(Duration::from_secs(3600))
+        .build();
+    let _ = cbr_open.call(|| Err::<(), _>(PeerError));
+    assert_eq!(cbr_open.current_state(), circuitbreaker_rs::State::Open);
+    let tower_open = tower_breaker(
+        tower_resilience_circuitbreaker::CircuitBreakerLayer::builder()
+            .sliding_window_size(1)
+            .minimum_number_of_calls(1)
+            .wait_duration_in_open(Duration::from_secs(3600)),
+    );
+    {
+        let mut svc = tower_open.clone();
+        let _ = block_on(tower_call(&mut svc, Err(PeerError)));
+        assert!(tower_open.is_open());
+    }
     let g = "OPEN rejection";
-    let [a, b, c] = measure_trio(
+    let mut tower_open_svc = tower_open.clone();
+    let [a, b, c, d, e] = measure_rows(
         &plan,
-        || {
-            black_box(ours_open.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
-        },
-        || {
-            black_box(recloser_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-        },
-        || {
-            use failsafe::CircuitBreaker as _;
-            black_box(failsafe_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-        },
+        [
+            row(&plan, || {
+                black_box(ours_open.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+            }),
+            row(&plan, || {
+                black_box(recloser_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+            }),
+            row(&plan, || {
+                use failsafe::CircuitBreaker as _;
+                black_box(failsafe_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+            }),
+            row(&plan, || {
+                black_box(cbr_open.call(|| Ok::<u64, PeerError>(black_box(1)))).ok();
+            }),
+            row(&plan, || {
+                black_box(block_on(tower_call(&mut tower_open_svc, Ok(1)))).ok();
+            }),
+        ],
     );
     t.add(g, "breaker", a);
-    t.add(g, "recloser 1.4", b);
-    t.add(g, "failsafe 1.3", c);
+    t.add(g, RECLOSER, b);
+    t.add(g, FAILSAFE, c);
+    t.add(g, CBR, d);
+    t.add(g, TOWER, e);
 
     // async CLOSED success (futures ready at once, polled without a runtime).
     let async_recloser = recloser::AsyncRecloser::from(recloser::Recloser::custom().build());
     let failsafe_async = failsafe::Config::new().build();
+    let tower = tower_breaker(tower_resilience_circuitbreaker::CircuitBreakerLayer::builder());
+    let mut tower_svc = tower.clone();
     let g = "async CLOSED success";
-    let [a, b, c] = measure_trio(
+    let [a, b, c, d, e] = measure_rows(
         &plan,
-        || {
-            black_box(block_on(ours.call(async { Ok::<u64, ()>(black_box(1)) }))).ok();
-        },
-        || {
-            black_box(block_on(
-                async_recloser.call(async { Ok::<u64, ()>(black_box(1)) }),
-            ))
-            .ok();
-        },
-        || {
-            use failsafe::futures::CircuitBreaker as _;
-            black_box(block_on(
-                failsafe_async.call(async { Ok::<u64, ()>(black_box(1)) }),
-            ))
-            .ok();
-        },
+        [
+            row(&plan, || {
+                black_box(block_on(ours.call(async { Ok::<u64, ()>(black_box(1)) }))).ok();
+            }),
+            row(&plan, || {
+                black_box(block_on(
+                    async_recloser.call(async { Ok::<u64, ()>(black_box(1)) }),
+                ))
+                .ok();
+            }),
+            row(&plan, || {
+                use failsafe::futures::CircuitBreaker as _;
+                black_box(block_on(
+                    failsafe_async.call(async { Ok::<u64, ()>(black_box(1)) }),
+                ))
+                .ok();
+            }),
+            row(&plan, || {
+                black_box(block_on(
+                    cbr.call_async(|| async { Ok::<u64, PeerError>(black_box(1)) }),
+                ))
+                .ok();
+            }),
+            row(&plan, || {
+                black_box(block_on(tower_call(&mut tower_svc, Ok(1)))).ok();
+            }),
+        ],
     );
     t.add(g, "breaker", a);
-    t.add(g, "recloser 1.4", b);
-    t.add(g, "failsafe 1.3", c);
+    t.add(g, RECLOSER, b);
+    t.add(g, FAILSAFE, c);
+    t.add(g, CBR, d);
+    t.add(g, TOWER, e);
 
-    // Two threads on one breaker, CLOSED success, per thread.
+    // Two threads on one breaker, CLOSED success, per thread; the rows alternate by sample.
+    // tower-resilience takes a tokio mutex per call, which two threads polling without a
+    // runtime turn into a spin: its row runs a hundredth of the calls.
     let g = "2 threads CLOSED (per thread)";
-    // The rows are timed in alternating rounds, as in `measure_pair`.
     let shared = AtomicU64::new(0);
     let fetch_add = || {
         black_box(shared.fetch_add(1, Ordering::Relaxed));
@@ -427,18 +544,36 @@ fn main() {
         use failsafe::CircuitBreaker as _;
         black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
     };
-    let mut rows: [Vec<f64>; 4] = Default::default();
+    let cbr_two = || {
+        black_box(cbr.call(|| Ok::<u64, PeerError>(black_box(1)))).ok();
+    };
+    // A tower service is cloned per task, not per call: each thread makes its own clone.
+    let tower_two = || {
+        let mut svc = tower.clone();
+        move || {
+            black_box(block_on(tower_call(&mut svc, Ok(1)))).ok();
+        }
+    };
+    let few = Plan {
+        iters: (plan.iters / 100).max(1),
+        samples: plan.samples,
+    };
+    let mut rows: [Vec<f64>; 6] = Default::default();
     for _ in 0..plan.samples.div_ceil(3) {
-        rows[0].push(two_thread_sample(&plan, &fetch_add));
-        rows[1].push(two_thread_sample(&plan, &breaker));
-        rows[2].push(two_thread_sample(&plan, &recloser_two));
-        rows[3].push(two_thread_sample(&plan, &failsafe_two));
+        rows[0].push(two_thread_sample(&plan, &|| fetch_add));
+        rows[1].push(two_thread_sample(&plan, &|| breaker));
+        rows[2].push(two_thread_sample(&plan, &|| recloser_two));
+        rows[3].push(two_thread_sample(&plan, &|| failsafe_two));
+        rows[4].push(two_thread_sample(&plan, &|| cbr_two));
+        rows[5].push(two_thread_sample(&few, &tower_two));
     }
     let names = [
         "AtomicU64::fetch_add",
         "breaker",
-        "recloser 1.4",
-        "failsafe 1.3",
+        RECLOSER,
+        FAILSAFE,
+        CBR,
+        TOWER,
     ];
     for (name, mut samples) in names.into_iter().zip(rows) {
         t.add(g, name, median(&mut samples));
@@ -446,26 +581,30 @@ fn main() {
 
     // The attribute against the same call written by hand ("breaker" is the attribute here).
     let g = "attribute vs by hand, sync";
-    let [a, b] = measure_pair(
+    let [a, b] = measure_rows(
         &plan,
-        || {
-            black_box(through_attribute(1)).ok();
-        },
-        || {
-            black_box(by_hand(1)).ok();
-        },
+        [
+            row(&plan, || {
+                black_box(through_attribute(1)).ok();
+            }),
+            row(&plan, || {
+                black_box(by_hand(1)).ok();
+            }),
+        ],
     );
     t.add(g, "breaker", a);
     t.add(g, "by hand", b);
     let g = "attribute vs by hand, async";
-    let [a, b] = measure_pair(
+    let [a, b] = measure_rows(
         &plan,
-        || {
-            black_box(block_on(through_attribute_async(1))).ok();
-        },
-        || {
-            black_box(block_on(by_hand_async(1))).ok();
-        },
+        [
+            row(&plan, || {
+                black_box(block_on(through_attribute_async(1))).ok();
+            }),
+            row(&plan, || {
+                black_box(block_on(by_hand_async(1))).ok();
+            }),
+        ],
     );
     t.add(g, "breaker", a);
     t.add(g, "by hand", b);
