@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker_core::{Config, ManualClock, Outcome, Registry, State};
+use breaker_core::{Always, Classifier, Config, ManualClock, Outcome, Registry, State};
 
 struct Counting;
 
@@ -86,11 +86,14 @@ fn calls_allocate_nothing_in_closed_open_and_half_open() {
     let open = allocations_during(|| {
         for _ in 0..10_000 {
             assert!(b.call_sync(|| Ok::<_, ()>(())).is_err());
+            assert!(block_on(b.call(async { Ok::<_, ()>(()) })).is_err());
         }
     });
     assert_eq!(open, 0, "allocations in OPEN");
 
     b.transition_to_half_open_state().unwrap();
+    // Ignored calls take a trial permit and give it back, so HALF_OPEN lasts the whole loop.
+    let ignore_every_error = Classifier::new().ignore(Always);
     let half_open = allocations_during(|| {
         for _ in 0..10_000 {
             let p = b.try_acquire().unwrap();
@@ -98,6 +101,10 @@ fn calls_allocate_nothing_in_closed_open_and_half_open() {
             b.try_acquire()
                 .unwrap()
                 .record(Outcome::Ignored, Duration::ZERO);
+            let sync = b.call_sync_with(&ignore_every_error, || Err::<(), ()>(()));
+            assert!(sync.unwrap_err().into_inner().is_some(), "the call ran");
+            let ran = block_on(b.call_with(&ignore_every_error, async { Err::<(), ()>(()) }));
+            assert!(ran.unwrap_err().into_inner().is_some(), "the call ran");
         }
     });
     assert_eq!(b.state(), State::HalfOpen);
