@@ -1,9 +1,10 @@
 //! Protected calls: acquire, time, classify, record.
 
 use std::fmt;
-use std::future::{poll_fn, Future};
+use std::future::Future;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::pin::pin;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::breaker::{CircuitBreaker, Shared};
@@ -156,54 +157,35 @@ impl CircuitBreaker {
     /// Runs `fut` if the breaker permits, timing it and recording its result (every error a
     /// failure). A rejected call returns [`CallError::NotPermitted`] without polling `fut`.
     ///
-    /// If the returned future is dropped before it finishes (a cancelled call), the permit is
+    /// Nothing happens until the returned future is first polled: that is when the breaker is
+    /// asked, and when the call's time (and its `timeout-duration`, under a Tokio runtime)
+    /// starts. If the future is dropped before it finishes (a cancelled call), the permit is
     /// given back and nothing is recorded. If `fut` panics, a failure is recorded and the panic
     /// continues.
-    pub async fn call<T, E, F>(&self, fut: F) -> Result<T, CallError<E>>
+    #[inline]
+    pub fn call<T, E, F>(
+        &self,
+        fut: F,
+    ) -> impl Future<Output = Result<T, CallError<E>>> + use<'_, T, E, F>
     where
         F: Future<Output = Result<T, E>>,
     {
-        self.call_with(&Classifier::new(), fut).await
+        const EVERY_ERROR: &Classifier = &Classifier::new();
+        Call::new(self, EVERY_ERROR, std::convert::identity, fut)
     }
 
     /// [`call`](CircuitBreaker::call) with a classification of its own.
-    pub async fn call_with<T, E, F, C>(&self, classify: &C, fut: F) -> Result<T, CallError<E>>
+    #[inline]
+    pub fn call_with<'a, T, E, F, C>(
+        &'a self,
+        classify: &'a C,
+        fut: F,
+    ) -> impl Future<Output = Result<T, CallError<E>>> + use<'a, T, E, F, C>
     where
         F: Future<Output = Result<T, E>>,
         C: Classify<T, E> + ?Sized,
     {
-        let mut slot = Some(self.grant()?);
-        let mut fut = pin!(fut);
-        let guarded =
-            poll_fn(
-                |cx| match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
-                    Ok(poll) => poll,
-                    Err(panic) => {
-                        if let Some(grant) = slot.take() {
-                            grant.finish(Outcome::Failure);
-                        }
-                        resume_unwind(panic)
-                    }
-                },
-            );
-        let result = match self.timeout() {
-            None => guarded.await,
-            Some(limit) => match tokio::time::timeout(limit, guarded).await {
-                Ok(result) => result,
-                Err(_elapsed) => {
-                    // The call future was dropped with the timeout future: it is cancelled.
-                    if let Some(grant) = slot.take() {
-                        grant.timed_out(limit);
-                    }
-                    let name = self.shared.interned_name();
-                    return Err(CallError::TimedOut(CallTimedOut::new(name, limit)));
-                }
-            },
-        };
-        if let Some(grant) = slot {
-            grant.finish(classify.classify(&result));
-        }
-        result.map_err(CallError::Failed)
+        Call::new(self, classify, std::convert::identity, fut)
     }
 
     /// Permission for an async call: see [`Grant`].
@@ -299,6 +281,132 @@ impl CircuitBreaker {
         };
         finish(permit, classify, &result);
         result.map_err(CallError::Failed)
+    }
+}
+
+/// An async protected call: the future behind [`CircuitBreaker::call`], `call_with` and the
+/// attribute.
+///
+/// Written out rather than as an `async fn`, so that every way in is this one type and
+/// awaiting it moves no future into another: `fut` stays where the call was pinned, and the
+/// timer for `timeout-duration` is built in place on the first poll. `map` turns `fut`'s output
+/// into the `Result` that is classified (the identity, or the attribute's conversion).
+pub(crate) struct Call<'a, F, C: ?Sized, M> {
+    breaker: &'a CircuitBreaker,
+    classify: &'a C,
+    map: M,
+    stage: Stage<'a>,
+    // Pinned whenever the call is: never moved out, dropped in place with the call.
+    fut: F,
+    // Pinned likewise; set once, on the first poll, if a timeout applies.
+    timer: Option<Timer>,
+}
+
+/// Where a [`Call`] is: not yet asked, running under a grant, or finished.
+enum Stage<'a> {
+    Start,
+    Running(Grant<'a>),
+    Done,
+}
+
+/// The timeout of a running call.
+struct Timer {
+    sleep: tokio::time::Sleep,
+    limit: Duration,
+}
+
+impl<'a, F, C: ?Sized, M> Call<'a, F, C, M> {
+    #[inline]
+    pub(crate) fn new(breaker: &'a CircuitBreaker, classify: &'a C, map: M, fut: F) -> Self {
+        Call {
+            breaker,
+            classify,
+            map,
+            stage: Stage::Start,
+            fut,
+            timer: None,
+        }
+    }
+}
+
+impl<F, C, M, T, E> Future for Call<'_, F, C, M>
+where
+    F: Future,
+    M: Fn(F::Output) -> Result<T, E>,
+    C: Classify<T, E> + ?Sized,
+{
+    type Output = Result<T, CallError<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `fut` and `timer` are pinned structurally and nothing else is: they are never
+        // moved out of a pinned `Call` (only polled, and `timer` only set through `Pin::set`),
+        // `Call` has no `Drop` of its own, and it is `Unpin` only if both are.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: as above.
+        let mut fut = unsafe { Pin::new_unchecked(&mut this.fut) };
+        // SAFETY: as above.
+        let mut timer = unsafe { Pin::new_unchecked(&mut this.timer) };
+        match this.stage {
+            Stage::Running(_) => {}
+            Stage::Start => {
+                match this.breaker.grant() {
+                    Ok(grant) => this.stage = Stage::Running(grant),
+                    Err(rejected) => {
+                        this.stage = Stage::Done;
+                        return Poll::Ready(Err(CallError::NotPermitted(rejected)));
+                    }
+                }
+                if let Some(limit) = this.breaker.timeout() {
+                    timer.set(Some(Timer {
+                        sleep: tokio::time::sleep(limit),
+                        limit,
+                    }));
+                }
+            }
+            Stage::Done => panic!("a breaker's call future was polled after it completed"),
+        }
+        let polled = match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(polled) => polled,
+            Err(panic) => {
+                if let Stage::Running(grant) = std::mem::replace(&mut this.stage, Stage::Done) {
+                    grant.finish(Outcome::Failure);
+                }
+                resume_unwind(panic)
+            }
+        };
+        if let Poll::Ready(output) = polled {
+            let result = (this.map)(output);
+            if let Stage::Running(grant) = std::mem::replace(&mut this.stage, Stage::Done) {
+                grant.finish(this.classify.classify(&result));
+            }
+            return Poll::Ready(result.map_err(CallError::Failed));
+        }
+        if let Some(timer) = timer.as_mut().as_pin_mut() {
+            // SAFETY: `sleep` is pinned structurally in `Timer`, which is pinned in `Call`.
+            let (sleep, limit) = unsafe {
+                let timer = timer.get_unchecked_mut();
+                (Pin::new_unchecked(&mut timer.sleep), timer.limit)
+            };
+            if sleep.poll(cx).is_ready() {
+                // The call is cancelled: `fut` is not polled again, and is dropped with this
+                // future.
+                if let Stage::Running(grant) = std::mem::replace(&mut this.stage, Stage::Done) {
+                    grant.timed_out(limit);
+                }
+                let name = this.breaker.shared.interned_name();
+                return Poll::Ready(Err(CallError::TimedOut(CallTimedOut::new(name, limit))));
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl<F, C: ?Sized, M> fmt::Debug for Call<'_, F, C, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Call")
+            .field("breaker", &self.breaker.name())
+            .finish_non_exhaustive()
     }
 }
 

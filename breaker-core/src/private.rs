@@ -184,8 +184,9 @@ pub fn keyed<K: BreakerKey + ?Sized>(
 
 /// Runs an async body through `breaker` ([`CircuitBreaker::call_with`]).
 ///
-/// Returns `call_with`'s own future rather than one wrapped around it; the classifier is
-/// borrowed from the expansion's statement, whose temporaries outlive the `.await`.
+/// Returns the same future as `call_with`, converting the body's output where `call_with` takes
+/// it as is; the classifier is borrowed from the expansion's statement, whose temporaries
+/// outlive the `.await`.
 #[inline]
 pub fn run<'a, R, C, F>(
     breaker: &'a CircuitBreaker,
@@ -197,7 +198,7 @@ where
     C: Classify<R::Ok, R::Err>,
     F: Future<Output = R>,
 {
-    breaker.call_with(classify, async move { body.await.into_result() })
+    crate::call::Call::new(breaker, classify, R::into_result, body)
 }
 
 /// Runs a plain body through `breaker` ([`CircuitBreaker::call_sync_with`]).
