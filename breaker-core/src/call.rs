@@ -309,9 +309,10 @@ enum Stage<'a> {
     Done,
 }
 
-/// The timeout of a running call.
+/// The timeout of a running call. Its sleep is polled outside Tokio's cooperative budget, as
+/// `tokio::time::timeout` does when the call has spent the budget: a busy call still times out.
 struct Timer {
-    sleep: tokio::time::Sleep,
+    sleep: tokio::task::Unconstrained<tokio::time::Sleep>,
     limit: Duration,
 }
 
@@ -359,7 +360,7 @@ where
                 }
                 if let Some(limit) = this.breaker.timeout() {
                     timer.set(Some(Timer {
-                        sleep: tokio::time::sleep(limit),
+                        sleep: tokio::task::unconstrained(tokio::time::sleep(limit)),
                         limit,
                     }));
                 }

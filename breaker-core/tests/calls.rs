@@ -150,3 +150,39 @@ fn configured_error_kinds_classify_calls() {
     let _ = b.call_sync_with(&classify, || Err::<(), _>(HttpError::Timeout));
     assert_eq!(b.metrics().failed_calls, 1, "a listed kind is a failure");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_spends_its_whole_cooperative_budget_still_times_out() {
+    let b = registry(
+        Config::builder()
+            .timeout_duration(Some(Duration::from_secs(1)))
+            .build()
+            .unwrap(),
+    )
+    .breaker("busy");
+    // Never finishes, and spends Tokio's budget on every poll: a timer polled within the
+    // budget would never see its deadline.
+    let call = tokio::spawn(async move {
+        b.call(async {
+            loop {
+                tokio::task::consume_budget().await;
+            }
+            #[allow(unreachable_code)]
+            Ok::<(), HttpError>(())
+        })
+        .await
+    });
+    tokio::task::yield_now().await;
+    tokio::time::advance(Duration::from_secs(2)).await;
+    for _ in 0..100 {
+        if call.is_finished() {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(call.is_finished(), "the busy call did not time out");
+    match call.await.unwrap() {
+        Err(CallError::TimedOut(t)) => assert_eq!(t.timeout(), Duration::from_secs(1)),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+}
