@@ -12,10 +12,12 @@ if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q
 fi
 
 # Miri: undefined behaviour and data races in the code with `unsafe` (the lock-free map, the
-# listener lists) and in the lock-free window, through their unit tests and the event tests.
+# listener lists, the async call's pinned fields) and in the lock-free window, through their
+# unit tests, the event tests, and the call tests (timeouts) and cancellation tests.
 MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test -p breaker-core --lib -- \
     closed_window concurrent_map error::tests
-MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test -p breaker-core --test events
+MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test -p breaker-core \
+    --test events --test calls --test cancellation
 
 # ThreadSanitizer: the multi-threaded tests at full size, std rebuilt with the sanitizer.
 RUSTFLAGS="-Zsanitizer=thread" cargo +nightly test -Zbuild-std \
