@@ -262,6 +262,31 @@ async fn tower_call(
     svc.call(req).await
 }
 
+/// One successful sync call through breaker and through each sync peer, in whatever state
+/// each is in.
+fn sync_success_rows<'a>(
+    plan: &'a Plan,
+    ours: &'a breaker::CircuitBreaker,
+    recloser: &'a recloser::Recloser,
+    failsafe: &'a impl failsafe::CircuitBreaker,
+    cbr: &'a CbrBreaker,
+) -> [Row<'a>; 4] {
+    [
+        row(plan, || {
+            black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+        row(plan, || {
+            black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+        row(plan, || {
+            black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
+        }),
+        row(plan, || {
+            black_box(cbr.call(|| Ok::<u64, PeerError>(black_box(1)))).ok();
+        }),
+    ]
+}
+
 fn breaker_config() -> Config {
     // Resilience4j's defaults: a 100-call window, slow-call detection at 60 s.
     Config::default()
@@ -329,21 +354,7 @@ fn main() {
     let g = "sync CLOSED success";
     let [a, b, c, d] = measure_rows(
         &plan,
-        [
-            row(&plan, || {
-                black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
-            }),
-            row(&plan, || {
-                black_box(recloser.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-            }),
-            row(&plan, || {
-                use failsafe::CircuitBreaker as _;
-                black_box(failsafe.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-            }),
-            row(&plan, || {
-                black_box(cbr.call(|| Ok::<u64, PeerError>(black_box(1)))).ok();
-            }),
-        ],
+        sync_success_rows(&plan, &ours, &recloser, &failsafe, &cbr),
     );
     t.add(g, "breaker", a);
     t.add(g, RECLOSER, b);
@@ -457,22 +468,15 @@ fn main() {
     }
     let g = "OPEN rejection";
     let mut tower_open_svc = tower_open.clone();
+    let [ours_row, recloser_row, failsafe_row, cbr_row] =
+        sync_success_rows(&plan, &ours_open, &recloser_open, &failsafe_open, &cbr_open);
     let [a, b, c, d, e] = measure_rows(
         &plan,
         [
-            row(&plan, || {
-                black_box(ours_open.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
-            }),
-            row(&plan, || {
-                black_box(recloser_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-            }),
-            row(&plan, || {
-                use failsafe::CircuitBreaker as _;
-                black_box(failsafe_open.call(|| Ok::<u64, ()>(black_box(1)))).ok();
-            }),
-            row(&plan, || {
-                black_box(cbr_open.call(|| Ok::<u64, PeerError>(black_box(1)))).ok();
-            }),
+            ours_row,
+            recloser_row,
+            failsafe_row,
+            cbr_row,
             row(&plan, || {
                 black_box(block_on(tower_call(&mut tower_open_svc, Ok(1)))).ok();
             }),
