@@ -262,6 +262,15 @@ async fn tower_call(
     svc.call(req).await
 }
 
+/// `call`, told to fail on every other call (each row alternates on its own).
+fn every_other(mut call: impl FnMut(bool)) -> impl FnMut() {
+    let mut fail = false;
+    move || {
+        fail = !fail;
+        call(fail);
+    }
+}
+
 /// One successful sync call through breaker and through each sync peer, in whatever state
 /// each is in.
 fn sync_success_rows<'a>(
@@ -386,32 +395,34 @@ fn main() {
         .consecutive_failures(1_000)
         .build();
     let g = "sync CLOSED 50% failures";
-    // Each alternates failure and success on its own.
-    let (mut flip_a, mut flip_b, mut flip_c, mut flip_d) = (false, false, false, false);
     let [a, b, c, d] = measure_rows(
         &plan,
         [
-            row(&plan, || {
-                flip_a = !flip_a;
-                let fail = flip_a;
-                black_box(ours_half.call_sync(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-            }),
-            row(&plan, || {
-                flip_b = !flip_b;
-                let fail = flip_b;
-                black_box(recloser_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-            }),
-            row(&plan, || {
-                use failsafe::CircuitBreaker as _;
-                flip_c = !flip_c;
-                let fail = flip_c;
-                black_box(failsafe_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
-            }),
-            row(&plan, || {
-                flip_d = !flip_d;
-                let fail = flip_d;
-                black_box(cbr_half.call(|| if fail { Err(PeerError) } else { Ok(1u64) })).ok();
-            }),
+            row(
+                &plan,
+                every_other(|fail| {
+                    black_box(ours_half.call_sync(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+                }),
+            ),
+            row(
+                &plan,
+                every_other(|fail| {
+                    black_box(recloser_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+                }),
+            ),
+            row(
+                &plan,
+                every_other(|fail| {
+                    use failsafe::CircuitBreaker as _;
+                    black_box(failsafe_half.call(|| if fail { Err(1u32) } else { Ok(1u64) })).ok();
+                }),
+            ),
+            row(
+                &plan,
+                every_other(|fail| {
+                    black_box(cbr_half.call(|| if fail { Err(PeerError) } else { Ok(1u64) })).ok();
+                }),
+            ),
         ],
     );
     t.add(g, "breaker", a);
