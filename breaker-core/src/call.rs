@@ -259,9 +259,7 @@ impl CircuitBreaker {
         shared.finish(state_id, start, classify.classify(&result));
         result.map_err(CallError::Failed)
     }
-}
 
-impl CircuitBreaker {
     /// The sync call where the state counts its permits (HALF_OPEN, FORCED_OPEN, or OPEN at the
     /// end of its wait): a real permit, or a rejection. Kept out of line so that the two common
     /// paths above stay small enough to inline into the caller.
