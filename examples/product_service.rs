@@ -1,14 +1,14 @@
-//! Seed 001's "Step 3: watch it work": order-service calls a failing product-service through
-//! `#[circuit_breaker]`, and the trace shows, call by call, whether product-service was
+//! The call-by-call trace (docs/TRACE.md): order-service calls a failing product-service
+//! through `#[circuit_breaker]`, and the trace shows, call by call, whether product-service was
 //! called, why the fallback answered, and the breaker's state.
 //!
 //! ```text
 //! cargo run --example product_service
 //! ```
 //!
-//! The wait in OPEN is 300 ms instead of the seed's 10 s, so the demo ends in a second; with
-//! automatic transition enabled, the registry's scheduler thread moves the breaker to
-//! HALF_OPEN with no call involved.
+//! The wait in OPEN is only 300 ms, so the demo ends in a second; with automatic transition
+//! enabled, the registry's scheduler thread moves the breaker to HALF_OPEN with no call
+//! involved.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -49,7 +49,7 @@ enum Product {
     Fallback { reason: String },
 }
 
-// The seed's `@CircuitBreaker(name = "productService", fallbackMethod = "fallback")`.
+// Spring's `@CircuitBreaker(name = "productService", fallbackMethod = "fallback")`.
 #[circuit_breaker(name = "productService", fallback = "fallback")]
 async fn invoke_product_api(id: &str) -> Result<Product, ProductError> {
     PRODUCT_CLIENT
@@ -69,7 +69,7 @@ async fn fallback(_id: &str, err: CallError<ProductError>) -> Result<Product, Pr
     Ok(Product::Fallback { reason })
 }
 
-/// Seed 001's "Step 2: configure it": the seven Spring properties lines, read from
+/// The seven Spring properties lines of docs/TRACE.md, read from
 /// `examples/product_service.properties` (with the wait shortened to 300 ms).
 fn configure() -> Result<Registry, LoadError> {
     Ok(Registry::builder()
@@ -131,7 +131,7 @@ async fn main() {
     );
 }
 
-/// One call, printed as the seed prints it.
+/// One call, printed as docs/TRACE.md shows it.
 async fn call(label: &str, breaker: &breaker::CircuitBreaker) {
     let state_before = breaker.state();
     let calls_before = PRODUCT_CLIENT.calls.load(Ordering::SeqCst);

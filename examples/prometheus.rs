@@ -79,7 +79,7 @@ pub(crate) fn start(handle: PrometheusHandle, port: u16) -> std::io::Result<Demo
             while !stop.load(Ordering::Relaxed) {
                 i += 1;
                 let _ = breaker.call_sync(|| {
-                    if fails_one_in > 0 && i % fails_one_in == 0 {
+                    if fails_one_in > 0 && i.is_multiple_of(fails_one_in) {
                         Err("downstream failed")
                     } else {
                         Ok(())

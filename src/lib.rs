@@ -2,12 +2,19 @@
 //!
 //! This crate re-exports [`breaker_core`], the state machine, windows, registry and scheduler.
 //! See the README for the configuration keys and how they map to Spring's.
+//!
+//! The package is `resilience-breaker` and its lib is `breaker`: with
+//! `resilience-breaker = "0.1"` (or `breaker = { package = "resilience-breaker", version = "0.1" }`)
+//! in Cargo.toml, code writes `use breaker::...`.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc(inline)]
 pub use breaker_core::*;
 
 /// Guards a function with a circuit breaker; see [the attribute's documentation](breaker_macros::circuit_breaker).
 #[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 #[doc(inline)]
 pub use breaker_macros::circuit_breaker;
 

@@ -1,8 +1,8 @@
-//! Seed 003's staging game day, compressed (every duration / 100), run in-process: the example's
-//! logic (examples/credit_bureau/game.rs) against a real HTTP server on 127.0.0.1.
+//! The staging game day (docs/GAME_DAY.md), compressed (every duration / 100), run in-process:
+//! the example's logic (examples/credit_bureau/game.rs) against a real HTTP server on 127.0.0.1.
 //!
-//! Asserts outcomes, never latencies: no application lost, no worker exhaustion (with seed
-//! 003's pool of 200), no socket opened while OPEN, 4xx never open the breaker, and recovery
+//! Asserts outcomes, never latencies: no application lost, no worker exhaustion (with the
+//! contract's pool of 200), no socket opened while OPEN, 4xx never open the breaker, and recovery
 //! through the half-open trials; then, with the pool scaled like time, still no application lost.
 
 // Tests cannot run examples, so the example's modules are included here. The test does not

@@ -264,8 +264,8 @@ async fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
 async fn a_dropped_future_releases_its_half_open_permit() {
     init();
     let b = breaker("rt:half-open");
-    b.transition_to_open_state().unwrap();
-    b.transition_to_half_open_state().unwrap();
+    b.transition_to(State::Open).unwrap();
+    b.transition_to(State::HalfOpen).unwrap();
 
     // The first call takes the only trial permit and waits.
     let mut first = Box::pin(trial(true));

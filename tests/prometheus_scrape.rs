@@ -1,6 +1,7 @@
 //! `examples/prometheus.rs`, scraped over HTTP on 127.0.0.1 as Prometheus would: the failing
 //! breaker shows up as `resilience4j_circuitbreaker_state{name="creditBureau",state="open"} 1`,
-//! the line seed 003's alert reads, with the call timers beside it.
+//! the line the credit-bureau alert reads (docs/CREDIT_BUREAU.md §7), with the call timers
+//! beside it.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

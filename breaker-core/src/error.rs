@@ -4,7 +4,7 @@ use std::error::Error;
 use std::fmt;
 use std::time::Duration;
 
-use crate::clock::duration_nanos;
+use crate::time::timestamp::duration_nanos;
 use crate::name::Name;
 use crate::state::State;
 

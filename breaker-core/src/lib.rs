@@ -37,45 +37,50 @@
 //! # Ok::<(), breaker_core::ConfigError>(())
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 mod breaker;
 mod call;
-mod clock;
-mod closed_window;
+mod classify;
 mod concurrent_map;
-pub mod config;
+mod config;
 mod error;
 mod event;
-mod file_config;
+#[cfg(feature = "metrics")]
+mod export;
 #[cfg(feature = "redis-hint")]
 pub mod hint;
-#[cfg(feature = "metrics")]
-mod metrics_export;
 mod name;
-mod permit;
 mod registry;
-mod reject_log;
-mod scheduler;
 mod site;
 mod state;
 mod sync;
+mod time;
 mod window;
 
-pub use breaker::{CircuitBreaker, Metrics};
-pub use call::{Always, Classifier, Classify, Never, Predicate};
-pub use clock::{Clock, ManualClock, Timestamp};
-pub use config::{Config, ConfigBuilder, ConfigError, SlidingWindowType};
-pub use config::{ConfiguredClassifier, ErrorKind};
-pub use error::{CallError, CallNotPermitted, CallTimedOut, IllegalTransition};
-pub use event::{Event, EventKind, Subscription, TransitionCause};
-pub use file_config::{Format, LoadError, LoadErrorKind, CONFIG_ENV};
-#[cfg(feature = "metrics")]
-pub use metrics_export::MetricsExport;
-pub use permit::{Outcome, Permit};
-pub use registry::{
-    GlobalAlreadySet, Keyed, Registry, RegistryBuilder, WeakRegistry, DEFAULT_CONFIG,
+pub use crate::breaker::metrics::Metrics;
+pub use crate::breaker::CircuitBreaker;
+pub use crate::call::permit::Permit;
+pub use crate::classify::{
+    Always, Classifier, Classify, ConfiguredClassifier, ErrorKind, Never, Outcome, Predicate,
 };
-pub use site::{CallSite, KeyedCallSite};
-pub use state::State;
+pub use crate::config::file::{Format, LoadError, LoadErrorKind, CONFIG_ENV};
+pub use crate::config::{keys, Config, ConfigBuilder, ConfigError, SlidingWindowType, DEFAULT_CONFIG};
+pub use crate::error::{CallError, CallNotPermitted, CallTimedOut, IllegalTransition};
+pub use crate::event::listeners::Subscription;
+pub use crate::event::{Event, EventKind, TransitionCause};
+#[cfg(feature = "metrics")]
+pub use crate::export::metrics::MetricsExport;
+pub use crate::registry::builder::RegistryBuilder;
+pub use crate::registry::global::GlobalAlreadySet;
+pub use crate::registry::hooks::RegistryEvent;
+pub use crate::registry::keyed::Keyed;
+pub use crate::registry::{Registry, WeakRegistry};
+pub use crate::site::{CallSite, KeyedCallSite};
+pub use crate::state::State;
+pub use crate::time::clock::Clock;
+pub use crate::time::manual::ManualClock;
+pub use crate::time::timestamp::Timestamp;

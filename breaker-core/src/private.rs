@@ -19,11 +19,11 @@ use std::hash::Hash;
 pub use std::result::Result::{self, Err, Ok};
 
 pub use crate::breaker::CircuitBreaker;
-pub use crate::call::Classifier;
+pub use crate::classify::Classifier;
 pub use crate::error::{CallError, CallNotPermitted};
 pub use crate::site::{CallSite, KeyedCallSite};
 
-use crate::call::Classify;
+use crate::classify::Classify;
 
 /// The guarded function's return type, split into its `Ok` and `Err` types.
 #[diagnostic::on_unimplemented(
@@ -198,7 +198,7 @@ where
     C: Classify<R::Ok, R::Err>,
     F: Future<Output = R>,
 {
-    crate::call::Call::new(breaker, classify, R::into_result, body)
+    crate::call::future::Call::new(breaker, classify, R::into_result, body)
 }
 
 /// Runs a plain body through `breaker` ([`CircuitBreaker::call_sync_with`]).

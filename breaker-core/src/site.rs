@@ -24,7 +24,8 @@ use std::hash::Hash;
 use once_cell::sync::OnceCell;
 
 use crate::breaker::CircuitBreaker;
-use crate::registry::{Keyed, Registry};
+use crate::registry::keyed::Keyed;
+use crate::registry::Registry;
 
 /// The breaker named `name` in the global registry, resolved on first use and cached.
 ///
@@ -136,13 +137,14 @@ impl fmt::Debug for KeyedCallSite {
 mod tests {
     use super::*;
     use crate::error::CallNotPermitted;
+    use crate::state::State;
 
     // These tests use the global registry with its defaults; names are unique to this module.
 
     #[test]
     fn io_error_from_a_rejection_keeps_it_inside() {
         static SITE: CallSite = CallSite::new("site-tests:io");
-        SITE.breaker().transition_to_forced_open_state();
+        SITE.breaker().transition_to(State::ForcedOpen).unwrap();
         let err: std::io::Error = SITE
             .breaker()
             .call_sync(|| Ok::<(), std::io::Error>(()))

@@ -73,12 +73,8 @@ impl State {
         )
     }
 
-    /// Whether a call is let through without asking anything of the state (CLOSED, DISABLED,
-    /// METRICS_ONLY).
-    pub(crate) const fn permits_all(self) -> bool {
-        matches!(self, State::Closed | State::Disabled | State::MetricsOnly)
-    }
-
+    /// The state as three bits, for the packed words that hold a state (the breaker's
+    /// [`StateTag`](crate::breaker::tag::StateTag), a rejection's detail).
     pub(crate) const fn code(self) -> u64 {
         match self {
             State::Closed => 0,
@@ -90,6 +86,8 @@ impl State {
         }
     }
 
+    /// The state of a code made by [`State::code`]. Such codes are only ever made from a
+    /// `State`, so any other value is a bug in the packing, not bad input.
     pub(crate) const fn from_code(code: u64) -> State {
         match code {
             0 => State::Closed,
@@ -97,7 +95,8 @@ impl State {
             2 => State::HalfOpen,
             3 => State::Disabled,
             4 => State::ForcedOpen,
-            _ => State::MetricsOnly,
+            5 => State::MetricsOnly,
+            _ => panic!("a state code is only ever made by State::code"),
         }
     }
 }

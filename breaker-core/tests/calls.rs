@@ -27,7 +27,8 @@ fn ignored_errors_count_for_nothing_and_results_can_be_failures() {
             .unwrap(),
     )
     .breaker("bureau");
-    // Seed 003, INV-CB-03: 4xx are benign; 5xx and timeouts fail. A 503 in an Ok counts too.
+    // The credit-bureau contract (docs/CREDIT_BUREAU.md §5): 4xx are benign; 5xx and timeouts
+    // fail. A 503 in an Ok counts too.
     let classify = Classifier::new()
         .ignore(|e: &HttpError| matches!(e, HttpError::Status(400..=499)))
         .result(|status: &u16| *status >= 500);

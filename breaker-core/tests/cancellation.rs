@@ -41,8 +41,8 @@ fn half_open(permits: u32) -> (Registry, CircuitBreaker) {
         )
         .build();
     let b = registry.breaker("cancel");
-    b.transition_to_open_state().unwrap();
-    b.transition_to_half_open_state().unwrap();
+    b.transition_to(State::Open).unwrap();
+    b.transition_to(State::HalfOpen).unwrap();
     (registry, b)
 }
 
@@ -53,7 +53,7 @@ fn half_open(permits: u32) -> (Registry, CircuitBreaker) {
 fn a_closed_call_dropped_at_any_await_point_records_nothing() {
     for polls in 0..=AWAIT_POINTS {
         let (registry, b) = half_open(1);
-        b.transition_to_closed_state();
+        b.transition_to(State::Closed).unwrap();
         b.call_sync(|| Err::<(), _>("one failure first"))
             .unwrap_err();
         {
@@ -69,8 +69,8 @@ fn a_closed_call_dropped_at_any_await_point_records_nothing() {
             }
             if polls % 2 == 1 {
                 // The call started in CLOSED; HALF_OPEN's one trial must stay untouched by it.
-                b.transition_to_open_state().unwrap();
-                b.transition_to_half_open_state().unwrap();
+                b.transition_to(State::Open).unwrap();
+                b.transition_to(State::HalfOpen).unwrap();
             }
         } // dropped mid-flight
         let m = b.metrics();

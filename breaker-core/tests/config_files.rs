@@ -1,8 +1,9 @@
 //! Configuration files: TOML and Spring `.properties` load into exactly the configuration they
-//! describe (seed 001's seven lines, seed 003's contract), inherit as Resilience4j's Spring
-//! support does, and a bad file is rejected whole with an error naming the file, the line,
-//! the key, the value and what was expected. The global registry reads `BREAKER_CONFIG` once,
-//! at first use (tested in child processes, since the global registry is per process).
+//! describe (the demo's seven lines, docs/TRACE.md; the contract of docs/CREDIT_BUREAU.md),
+//! inherit as Resilience4j's Spring support does, and a bad file is rejected whole with an
+//! error naming the file, the line, the key, the value and what was expected. The global
+//! registry reads `BREAKER_CONFIG` once, at first use (tested in child processes, since the
+//! global registry is per process).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,7 +51,7 @@ fn assert_names(err: &LoadError, file: &str, line: u32, key: &str, value: &str, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// The seeds, exactly.
+// The documented configurations (docs/TRACE.md, docs/CREDIT_BUREAU.md), exactly.
 
 fn seed_001_config() -> Config {
     Config::builder()
@@ -65,8 +66,8 @@ fn seed_001_config() -> Config {
         .unwrap()
 }
 
-/// Seed 001's seven lines, as pasted from the Spring chapter, give exactly its configuration;
-/// every other key keeps Resilience4j's default.
+/// The demo's seven lines (docs/TRACE.md, with a 10 s wait), as a Spring team would paste them,
+/// give exactly their configuration; every other key keeps Resilience4j's default.
 #[test]
 fn seed_001_properties_load_into_the_exact_config() {
     let registry = Registry::from_file(data("seed_001.properties")).unwrap();
@@ -78,9 +79,9 @@ fn seed_001_properties_load_into_the_exact_config() {
     );
 }
 
-/// And the loaded breaker behaves as the chapter's "watch it work" trace: CLOSED through call
-/// 4, OPEN at call 5, rejecting after, HALF_OPEN by the timer after 10 s, CLOSED after 3 trials
-/// with one failure.
+/// And the loaded breaker behaves as the call-by-call trace of docs/TRACE.md: CLOSED through
+/// call 4, OPEN at call 5, rejecting after, HALF_OPEN by the timer after 10 s, CLOSED after 3
+/// trials with one failure.
 #[test]
 fn seed_001_loaded_breaker_runs_the_trace() {
     let clock = ManualClock::new();
@@ -107,7 +108,7 @@ fn seed_001_loaded_breaker_runs_the_trace() {
     assert_eq!(b.state(), State::Closed, "1 of 3 trials failed: 33% < 50%");
 }
 
-/// Seed 001's exception lines name Java classes; registered as error kinds, they load and
+/// Spring exception lines name Java classes; registered as error kinds, they load and
 /// classify.
 #[test]
 fn seed_001_exception_lists_name_registered_kinds() {
@@ -194,9 +195,10 @@ fn bureau_registry(clock: &ManualClock) -> (Registry, [ErrorKind; 4]) {
     (registry, kinds)
 }
 
-/// Seed 003's contract, as a TOML file, is exactly the contract: count window of 100, minimum
-/// 20, 50% failures, slow at 2,000 ms and 60%, 30 s open, 10 trials, lazy OPEN -> HALF_OPEN,
-/// a 2,500 ms timeout, 5xx/timeouts/connect errors recorded and 400/404 ignored.
+/// The credit-bureau contract (docs/CREDIT_BUREAU.md), as a TOML file, is exactly the contract:
+/// count window of 100, minimum 20, 50% failures, slow at 2,000 ms and 60%, 30 s open, 10
+/// trials, lazy OPEN -> HALF_OPEN, a 2,500 ms timeout, 5xx/timeouts/connect errors recorded and
+/// 400/404 ignored.
 #[test]
 fn seed_003_contract_loads_into_the_exact_config() {
     let (registry, [server, timeout, connect, client]) = bureau_registry(&ManualClock::new());
@@ -216,8 +218,8 @@ fn seed_003_contract_loads_into_the_exact_config() {
     assert_eq!(registry.config_for("credit_bureau_cb"), &expected);
 }
 
-/// INV-CB-03 through the file: any number of 400/404s never opens the breaker; 5xx and
-/// timeouts do, at the 20th call.
+/// The contract's 4xx rule (docs/CREDIT_BUREAU.md §5) through the file: any number of
+/// 400/404s never opens the breaker; 5xx and timeouts do, at the 20th call.
 #[test]
 fn seed_003_client_errors_never_count() {
     let (registry, _) = bureau_registry(&ManualClock::new());

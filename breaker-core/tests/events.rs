@@ -119,7 +119,7 @@ fn a_panicking_listener_is_skipped_and_the_breaker_goes_on() {
     for _ in 0..3 {
         b.call_sync(|| Ok::<_, ()>(())).unwrap();
     }
-    b.transition_to_forced_open_state();
+    b.transition_to(State::ForcedOpen).unwrap();
     assert!(b.call_sync(|| Ok::<_, ()>(())).is_err());
     assert_eq!(b.metrics().not_permitted_calls, 1);
     assert_eq!(
@@ -176,16 +176,16 @@ fn a_hint_opens_only_a_closed_breaker_without_local_history() {
     assert_eq!(used.state(), State::Closed);
 
     let half_open = registry.breaker("half_open");
-    half_open.transition_to_open_state().unwrap();
-    half_open.transition_to_half_open_state().unwrap();
+    half_open.transition_to(State::Open).unwrap();
+    half_open.transition_to(State::HalfOpen).unwrap();
     assert!(!half_open.open_from_hint(), "a hint never moves HALF_OPEN");
     assert_eq!(half_open.state(), State::HalfOpen);
 
-    // The addendum's bug: recovered through its own trials, so CLOSED with a fresh, empty
-    // window; its own stale hint must not re-open it.
+    // The stale-hint rule (docs/REDIS_HINT.md): recovered through its own trials, so CLOSED
+    // with a fresh, empty window; its own stale hint must not re-open it.
     let recovered = registry.breaker("recovered");
-    recovered.transition_to_open_state().unwrap();
-    recovered.transition_to_half_open_state().unwrap();
+    recovered.transition_to(State::Open).unwrap();
+    recovered.transition_to(State::HalfOpen).unwrap();
     for _ in 0..4 {
         recovered.call_sync(|| Ok::<_, ()>(())).unwrap();
     }

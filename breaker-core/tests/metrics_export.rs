@@ -87,16 +87,16 @@ fn state_gauges_follow_every_transition() {
         text.contains(
             "resilience4j_circuitbreaker_state{name=\"productService\",state=\"open\"} 1\n"
         ),
-        "the line dashboards and seed 003's alert read:\n{text}"
+        "the line dashboards and the credit-bureau alert read:\n{text}"
     );
     clock.advance(Duration::from_secs(11));
     let _ = b.call_sync(|| Ok::<_, ()>(()));
     assert_eq!(state_of(&handle, "productService"), [("half_open", 1.0)]);
-    b.transition_to_forced_open_state();
+    b.transition_to(State::ForcedOpen).unwrap();
     assert_eq!(state_of(&handle, "productService"), [("forced_open", 1.0)]);
-    b.transition_to_disabled_state();
+    b.transition_to(State::Disabled).unwrap();
     assert_eq!(state_of(&handle, "productService"), [("disabled", 1.0)]);
-    b.transition_to_metrics_only_state();
+    b.transition_to(State::MetricsOnly).unwrap();
     assert_eq!(state_of(&handle, "productService"), [("metrics_only", 1.0)]);
     b.reset();
     assert_eq!(state_of(&handle, "productService"), [("closed", 1.0)]);
@@ -261,13 +261,13 @@ fn concurrent_traffic_leaves_the_gauges_on_the_real_state() {
         thread::spawn(move || {
             for i in 0..2_000 {
                 match i % 4 {
-                    0 => b.transition_to_forced_open_state(),
-                    1 => b.transition_to_closed_state(),
-                    2 => b.transition_to_metrics_only_state(),
+                    0 => b.transition_to(State::ForcedOpen).unwrap(),
+                    1 => b.transition_to(State::Closed).unwrap(),
+                    2 => b.transition_to(State::MetricsOnly).unwrap(),
                     _ => b.reset(),
                 }
             }
-            b.transition_to_forced_open_state();
+            b.transition_to(State::ForcedOpen).unwrap();
         })
     };
     let successes: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();

@@ -82,7 +82,7 @@ fn calls_allocate_nothing_in_closed_open_and_half_open() {
     assert_eq!(b.state(), State::Closed);
     assert_eq!(closed, 0, "allocations in CLOSED");
 
-    b.transition_to_open_state().unwrap();
+    b.transition_to(State::Open).unwrap();
     let open = allocations_during(|| {
         for _ in 0..10_000 {
             assert!(b.call_sync(|| Ok::<_, ()>(())).is_err());
@@ -91,7 +91,7 @@ fn calls_allocate_nothing_in_closed_open_and_half_open() {
     });
     assert_eq!(open, 0, "allocations in OPEN");
 
-    b.transition_to_half_open_state().unwrap();
+    b.transition_to(State::HalfOpen).unwrap();
     // Ignored calls take a trial permit and give it back, so HALF_OPEN lasts the whole loop.
     let ignore_every_error = Classifier::new().ignore(Always);
     let half_open = allocations_during(|| {

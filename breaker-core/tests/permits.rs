@@ -24,8 +24,8 @@ fn half_open_breaker(permits: u32) -> (ManualClock, Registry, CircuitBreaker) {
         .instance("b", config)
         .build();
     let breaker = registry.breaker("b");
-    breaker.transition_to_open_state().unwrap();
-    breaker.transition_to_half_open_state().unwrap();
+    breaker.transition_to(State::Open).unwrap();
+    breaker.transition_to(State::HalfOpen).unwrap();
     (clock, registry, breaker)
 }
 
@@ -201,7 +201,7 @@ fn a_permit_from_another_state_never_raises_the_half_open_cap() {
     let b = registry.breaker("b");
     let early_a = b.try_acquire().unwrap();
     let early_b = b.try_acquire().unwrap();
-    b.transition_to_open_state().unwrap();
+    b.transition_to(State::Open).unwrap();
     clock.advance(Duration::from_millis(1_001));
     let trials: Vec<_> = (0..3).filter_map(|_| b.try_acquire().ok()).collect();
     assert_eq!(trials.len(), 2);

@@ -1,6 +1,7 @@
-//! The Redis advisory hint (seed 000, ADR-004) against a real `redis-server`: publishing,
-//! fast-opening a fresh replica (two registries, and two OS processes), the addendum's
-//! regression, malformed hints, unknown names, shutdown.
+//! The Redis advisory hint (its rules: docs/REDIS_HINT.md) against a real `redis-server`:
+//! publishing, fast-opening a fresh replica (two registries, and two OS processes), the
+//! regression of a recovered breaker re-opened by its own stale hint, malformed hints, unknown
+//! names, shutdown.
 //!
 //! Each test starts its own `redis-server` on a free 127.0.0.1 port and kills it at the end.
 //! Without `redis-server` on PATH they fail, saying which Debian package to install.
@@ -259,7 +260,7 @@ async fn addendum_regression_own_stale_hint_never_reopens_a_recovered_breaker() 
     assert_eq!(call(&b, &downstream, true), Some(true));
     assert_eq!(b.state(), State::Closed);
     // The fresh CLOSED window is empty: "no call in the window" alone cannot tell this breaker
-    // from a fresh one, which is exactly how the addendum's bug re-opened it.
+    // from a fresh one, which is exactly how a stale hint re-opened it (docs/REDIS_HINT.md).
     assert_eq!(b.metrics().buffered_calls, 0);
     assert!(server.pttl("cb:hint:svc") > 0, "the stale hint is alive");
 
@@ -279,8 +280,8 @@ async fn addendum_regression_own_stale_hint_never_reopens_a_recovered_breaker() 
     // decisions win over any hint.
     server.cmd(&["SET", "cb:hint:svc", "open replica-c", "PX", "30000"]);
     let manual = registry.breaker("manual");
-    manual.transition_to_open_state().unwrap();
-    manual.transition_to_closed_state();
+    manual.transition_to(State::Open).unwrap();
+    manual.transition_to(State::Closed).unwrap();
     let reset = registry.breaker("reset");
     reset.reset();
     server.cmd(&["SET", "cb:hint:manual", "open replica-c", "PX", "30000"]);

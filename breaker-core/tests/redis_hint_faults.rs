@@ -115,7 +115,7 @@ const CALLS: usize = 6000;
 /// Worker `w`'s downstream at call `i`: bursts of failures, so its breaker opens, rejects,
 /// half-opens, re-opens and closes many times.
 fn downstream_ok(w: usize, i: usize) -> bool {
-    !((i / 40 + w) % 3 == 0 && i % 7 != 0)
+    !(i / 40 + w).is_multiple_of(3) || i.is_multiple_of(7)
 }
 
 /// Runs the workload: one registry, clock and breaker per worker thread (so each worker's

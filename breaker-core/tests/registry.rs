@@ -114,7 +114,7 @@ fn the_scheduler_thread_fires_the_automatic_transition() {
         .build();
     let b = registry.breaker("auto");
     let opened = Instant::now();
-    b.transition_to_open_state().unwrap();
+    b.transition_to(State::Open).unwrap();
     assert_eq!(b.state(), State::Open);
     while b.state() == State::Open && opened.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(5));
@@ -141,9 +141,9 @@ fn timers_of_a_left_state_do_nothing_and_one_queue_serves_all_breakers() {
         .build();
     let a = registry.breaker("a");
     let b = registry.breaker("b");
-    a.transition_to_open_state().unwrap();
+    a.transition_to(State::Open).unwrap();
     clock.advance(Duration::from_secs(5));
-    b.transition_to_open_state().unwrap();
+    b.transition_to(State::Open).unwrap();
     a.reset(); // cancels a's timer (deliberate difference D1)
     assert_eq!(registry.pending_timers(), 2);
     clock.advance(Duration::from_secs(5));

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use breaker_core::{Config, Registry};
+use breaker_core::{Config, Registry, State};
 
 fn scheduler_threads() -> usize {
     let tasks = std::fs::read_dir("/proc/self/task").expect("Linux /proc is needed");
@@ -38,7 +38,7 @@ fn dropping_a_registry_stops_its_scheduler_thread() {
         )
         .build();
     let b = registry.breaker("x");
-    b.transition_to_open_state().unwrap();
+    b.transition_to(State::Open).unwrap();
     // A new thread names itself as it starts: wait until it shows.
     assert!(
         wait_until(|| scheduler_threads() == 1),

@@ -1,5 +1,5 @@
-//! The seeds' own numbers, on the manual clock: seed 001's call-by-call trace and seed 003's
-//! credit-bureau contract.
+//! The documented numbers, on the manual clock: the call-by-call trace (docs/TRACE.md) and the
+//! credit-bureau contract (docs/CREDIT_BUREAU.md).
 
 use std::time::Duration;
 
@@ -8,7 +8,7 @@ use breaker_core::{CallError, Config, ManualClock, Outcome, Registry, SlidingWin
 #[derive(Debug, PartialEq)]
 struct IllegalStateException;
 
-/// Seed 001, "Step 3: watch it work", with the seed's seven properties and a 3 s wait.
+/// The call-by-call trace (docs/TRACE.md), with its seven properties and a 3 s wait.
 #[test]
 fn seed_001_watch_it_work() {
     let clock = ManualClock::new();
@@ -104,7 +104,7 @@ fn credit_bureau_config() -> Config {
         .unwrap()
 }
 
-/// Seed 003: the contract's numbers land where they should.
+/// The credit-bureau contract (docs/CREDIT_BUREAU.md): its numbers land where they should.
 #[test]
 fn seed_003_contract_values() {
     let c = credit_bureau_config();
@@ -122,8 +122,8 @@ fn seed_003_contract_values() {
     assert!(!c.automatic_transition_from_open_to_half_open_enabled());
 }
 
-/// Seed 003 in motion: 19 failures do not open (minimum 20), the 20th does; OPEN rejects for
-/// 30 s (and exactly at 30 s); then 10 trials, 5 of them failed (50%), re-open.
+/// The credit-bureau contract in motion: 19 failures do not open (minimum 20), the 20th does;
+/// OPEN rejects for 30 s (and exactly at 30 s); then 10 trials, 5 of them failed (50%), re-open.
 #[test]
 fn seed_003_contract_behaviour() {
     let clock = ManualClock::new();
@@ -161,8 +161,9 @@ fn seed_003_contract_behaviour() {
     assert_eq!(b.state(), State::Open, "5 of 10 failed = 50%: OPEN again");
 }
 
-/// Seed 003: slow calls (>= 2,000 ms in the contract's words, > 2,000 ms in Resilience4j's
-/// comparison) open the breaker at 60% even when every call succeeds.
+/// The credit-bureau contract: slow calls (>= 2,000 ms in the contract's words, > 2,000 ms in
+/// Resilience4j's comparison; docs/CREDIT_BUREAU.md §2) open the breaker at 60% even when
+/// every call succeeds.
 #[test]
 fn seed_003_slow_successes_open() {
     let clock = ManualClock::new();

@@ -89,7 +89,7 @@ async fn flipping_downstream_accounts_for_every_call_and_ends_closed() {
             while !stop.load(Ordering::Relaxed) {
                 i += 1;
                 let up = healthy.load(Ordering::Relaxed);
-                let bad_request = (i + task) % 17 == 0;
+                let bad_request = (i + task).is_multiple_of(17);
                 let out = b
                     .call_with(&*classify, async {
                         tokio::task::yield_now().await;
@@ -110,7 +110,7 @@ async fn flipping_downstream_accounts_for_every_call_and_ends_closed() {
                     Err(CallError::TimedOut(_)) => unreachable!("no timeout configured"),
                 };
                 counter.fetch_add(1, Ordering::Relaxed);
-                if i % 8 == 0 {
+                if i.is_multiple_of(8) {
                     tokio::time::sleep(Duration::from_millis(1)).await;
                 }
             }

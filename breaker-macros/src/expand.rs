@@ -65,6 +65,25 @@ pub(crate) fn circuit_breaker(attr: TokenStream, input: TokenStream) -> TokenStr
     }
 }
 
+/// The facade's path without `crate = ".."`: the name the user's Cargo.toml gives the
+/// `resilience-breaker` package, as proc-macro-crate reads it (`cb = { package =
+/// "resilience-breaker" }` is `::cb`). proc-macro-crate names an un-renamed dependency, and the
+/// facade's own integration tests, after the package (`resilience_breaker`), but the facade's
+/// lib is `breaker`; its lib, doctests and examples (`Itself`) and a manifest without it are
+/// `::breaker` too. A dependency renamed to exactly `resilience_breaker` looks un-renamed
+/// here: it needs `crate = "resilience_breaker"`.
+fn facade_path() -> TokenStream {
+    const PACKAGE: &str = "resilience-breaker";
+    let name = match proc_macro_crate::crate_name(PACKAGE) {
+        Ok(proc_macro_crate::FoundCrate::Name(name)) if name != PACKAGE.replace('-', "_") => name,
+        _ => return quote!(::breaker),
+    };
+    match syn::parse_str::<Ident>(&name) {
+        Ok(ident) => quote!(::#ident),
+        Err(_) => quote!(::breaker),
+    }
+}
+
 /// The original item, untouched, so that the rest of the crate keeps type-checking and an IDE
 /// keeps completing inside it (tokio), followed by the errors.
 fn with_errors(input: TokenStream, error: syn::Error) -> TokenStream {
@@ -75,7 +94,7 @@ fn with_errors(input: TokenStream, error: syn::Error) -> TokenStream {
 fn expand(f: GuardedFn, args: &Args) -> TokenStream {
     let krate = match &args.krate {
         Some(path) => path.to_token_stream(),
-        None => quote!(::breaker),
+        None => facade_path(),
     };
     let name = args.name.as_ref().expect("validated: `name` is given");
     let ReturnType::Type(_, declared) = &f.sig.output else {

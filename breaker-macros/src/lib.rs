@@ -1,4 +1,5 @@
-//! The `#[circuit_breaker]` attribute of the [`breaker`](https://docs.rs/breaker) crate.
+//! The `#[circuit_breaker]` attribute of the
+//! [`resilience-breaker`](https://docs.rs/resilience-breaker) crate (lib name `breaker`).
 //!
 //! Use it through `breaker` (feature `macros`, on by default), which re-exports it and the
 //! runtime its expansion calls. This crate only parses, checks syntax and writes one
@@ -65,7 +66,10 @@ use proc_macro::TokenStream;
 ///   works too, with its parameter type written out.
 /// - `key = expr`: one breaker per run-time key (`Hash + Eq + Clone + Display + Send + Sync +
 ///   'static`), named `name:key` and configured by `name`.
-/// - `crate = "path"`: where the `breaker` crate is, if it was renamed.
+/// - `crate = "path"`: where the facade is. Without it, the expansion uses the name your
+///   Cargo.toml gives the `resilience-breaker` package (`cb = { package = "resilience-breaker" }`
+///   is `::cb`; un-renamed, it is `::breaker`); set it when the facade is reached another way,
+///   such as through a re-export.
 ///
 /// Numbers (thresholds, windows, waits, the call timeout `timeout-duration`) are configuration
 /// under the breaker's name, never attribute options.

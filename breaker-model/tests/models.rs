@@ -50,8 +50,11 @@ fn breaker(config: Config) -> (ManualClock, CircuitBreaker, Registry) {
     (clock, b, registry)
 }
 
+/// The `(from, to)` pairs of the transitions a breaker published, in order.
+type Transitions = Arc<Mutex<Vec<(State, State)>>>;
+
 /// The transitions the breaker published, in order.
-fn transitions(b: &CircuitBreaker) -> (Arc<Mutex<Vec<(State, State)>>>, Subscription) {
+fn transitions(b: &CircuitBreaker) -> (Transitions, Subscription) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
     let subscription = b.subscribe(move |event| {
@@ -92,8 +95,8 @@ fn half_open_config(trials: u32) -> Config {
 fn half_open_permits_never_exceed_the_cap() {
     check("half-open permit cap", 6, || {
         let (_clock, b, _registry) = breaker(half_open_config(1));
-        b.transition_to_open_state().unwrap();
-        b.transition_to_half_open_state().unwrap();
+        b.transition_to(State::Open).unwrap();
+        b.transition_to(State::HalfOpen).unwrap();
         let out = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
         let worker = |give_back: fn(breaker_model::Permit<'_>)| {
             let (b, out) = (b.clone(), Arc::clone(&out));
@@ -140,7 +143,7 @@ fn stale_permits_never_feed_half_open() {
         while !granted.load(Relaxed) {
             thread::yield_now();
         }
-        b2.transition_to_open_state().unwrap();
+        b2.transition_to(State::Open).unwrap();
         clock.advance(WAIT + Duration::from_millis(1));
         let trial = b2.try_acquire().expect("the first trial");
         closed_permits.join().unwrap();
@@ -191,7 +194,7 @@ fn timer_and_lazy_transition_race_to_half_open_once() {
         .unwrap();
     check("timer vs lazy HALF_OPEN", 6, move || {
         let (clock, b, _registry) = breaker(config.clone());
-        b.transition_to_open_state().unwrap();
+        b.transition_to(State::Open).unwrap();
         let (seen, _subscription) = transitions(&b);
         let timer = thread::spawn(move || clock.advance(WAIT + Duration::from_millis(1)));
         let caller = {
@@ -222,7 +225,7 @@ fn stale_timers_never_act_on_a_later_state() {
     check("stale OPEN timer", 6, move || {
         // OPEN #1 at t0 sets a timer for t0 + WAIT; the clock moves to t0 + WAIT/2.
         let (clock, b, _registry) = breaker(open_timer.clone());
-        b.transition_to_open_state().unwrap();
+        b.transition_to(State::Open).unwrap();
         clock.advance(WAIT / 2);
         let (seen, _subscription) = transitions(&b);
         // The clock passes OPEN #1's due time while the breaker closes and opens again: OPEN #2,
@@ -231,8 +234,8 @@ fn stale_timers_never_act_on_a_later_state() {
             let clock = clock.clone();
             thread::spawn(move || clock.advance(WAIT / 2 + Duration::from_millis(1)))
         };
-        b.transition_to_closed_state();
-        b.transition_to_open_state().unwrap();
+        b.transition_to(State::Closed).unwrap();
+        b.transition_to(State::Open).unwrap();
         timer.join().unwrap();
         let seen = seen.lock().unwrap().clone();
         assert_chain(State::Open, &seen, b.state());
@@ -253,8 +256,8 @@ fn stale_timers_never_act_on_a_later_state() {
         .unwrap();
     check("stale HALF_OPEN max wait", 6, move || {
         let (clock, b, _registry) = breaker(max_wait.clone());
-        b.transition_to_open_state().unwrap();
-        b.transition_to_half_open_state().unwrap();
+        b.transition_to(State::Open).unwrap();
+        b.transition_to(State::HalfOpen).unwrap();
         let (seen, _subscription) = transitions(&b);
         let trial = b.try_acquire().expect("the trial permit");
         let timer = thread::spawn(move || clock.advance(WAIT));
@@ -369,9 +372,9 @@ fn a_late_call_never_corrupts_a_later_closed_window() {
             let b = b.clone();
             thread::spawn(move || b.try_acquire().map(|p| p.failure()).is_ok())
         };
-        b.transition_to_open_state().unwrap();
-        b.transition_to_half_open_state().unwrap();
-        b.transition_to_closed_state();
+        b.transition_to(State::Open).unwrap();
+        b.transition_to(State::HalfOpen).unwrap();
+        b.transition_to(State::Closed).unwrap();
         b.try_acquire().unwrap().success();
         let counted = late.join().unwrap();
         let m = b.metrics();
@@ -392,14 +395,14 @@ fn subscribing_while_publishing() {
         let heard = Arc::new(AtomicUsize::new(0));
         let publisher = {
             let b = b.clone();
-            thread::spawn(move || b.transition_to_forced_open_state())
+            thread::spawn(move || b.transition_to(State::ForcedOpen).unwrap())
         };
         let counter = Arc::clone(&heard);
         let subscription = b.subscribe(move |_| {
             counter.fetch_add(1, Relaxed);
         });
         publisher.join().unwrap();
-        b.transition_to_closed_state();
+        b.transition_to(State::Closed).unwrap();
         // The FORCED_OPEN -> CLOSED transition came after the subscription: heard for sure.
         assert!(heard.load(Relaxed) >= 1);
         drop(subscription);

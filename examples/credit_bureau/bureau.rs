@@ -44,7 +44,7 @@ pub(crate) struct Script {
 }
 
 impl Script {
-    /// Seed 003's game day, every duration multiplied by `scale` (1.0 is real time).
+    /// The game day (docs/GAME_DAY.md), every duration multiplied by `scale` (1.0 is real time).
     ///
     /// Real-time lengths: healthy 30 s, a burst of bad tax ids 20 s (must not open the
     /// breaker), brownout 60 s, 5xx errors 60 s, recovery 90 s: 260 s in all.

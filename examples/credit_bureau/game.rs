@@ -80,9 +80,9 @@ pub(crate) fn load_registry(path: &Path, scale: f64) -> Result<Registry, SetupEr
 pub(crate) struct Options {
     /// 1.0 for real time, [`COMPRESSED_SCALE`] for `--compressed`.
     pub(crate) scale: f64,
-    /// Applications per second (seed 003: 220), in either mode.
+    /// Applications per second (docs/CREDIT_BUREAU.md: 220), in either mode.
     pub(crate) rate: u32,
-    /// The worker pool (seed 003: 200).
+    /// The worker pool (docs/CREDIT_BUREAU.md: 200).
     pub(crate) workers: usize,
     /// The manual-review queue file.
     pub(crate) queue_path: PathBuf,
@@ -387,8 +387,8 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
             received: Instant::now(),
         };
         let Ok(worker) = workers.clone().try_acquire_owned() else {
-            // No free worker: seed 003 says no application is discarded, so it takes the
-            // fallback at once (cache or durable queue) without holding a worker.
+            // No free worker: no application is discarded (docs/CREDIT_BUREAU.md §6), so it
+            // takes the fallback at once (cache or durable queue) without holding a worker.
             exhausted += 1;
             let check = check.clone();
             handlers.spawn(async move { Answer::Decided(check.shed(&app).await) });

@@ -1,4 +1,4 @@
-//! The loan service's side: the bureau client behind `#[circuit_breaker]`, the seed's fallback
+//! The loan service's side: the bureau client behind `#[circuit_breaker]`, the contract's fallback
 //! (a recent cached score, else the durable manual-review queue) and the score cache.
 
 use std::collections::HashMap;
@@ -16,7 +16,7 @@ use super::queue::ReviewQueue;
 /// The breaker's name, in the attribute and in examples/credit_bureau.toml.
 pub(crate) const BREAKER: &str = "credit_bureau_cb";
 
-/// A cached score is used only if it is younger than this (seed 003: < 30 days).
+/// A cached score is used only if it is younger than this (docs/CREDIT_BUREAU.md §6: < 30 days).
 pub(crate) const CACHE_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// How a call to the bureau failed.
@@ -151,7 +151,7 @@ pub(crate) struct ClientStats {
     pub(crate) queued_ids: Mutex<Vec<String>>,
 }
 
-/// The loan service's credit check (seed 003's `CreditBureauClientWrapper`).
+/// The loan service's credit check: the protected call of docs/CREDIT_BUREAU.md §1.
 #[derive(Debug)]
 pub(crate) struct CreditCheck {
     bureau: SocketAddr,
@@ -200,7 +200,7 @@ impl CreditCheck {
     )]
     pub(crate) async fn credit_report(&self, app: &Application) -> Result<Decision, BureauError> {
         // Counted here, inside the permitted call, before any socket exists: the game day
-        // checks that this never moves while the breaker is OPEN (INV-CB-01).
+        // checks that this never moves while the breaker is OPEN (docs/CREDIT_BUREAU.md §1).
         self.stats.sockets_opened.fetch_add(1, Ordering::SeqCst);
         let (addr, timeout, tax_id) = (self.bureau, self.read_timeout, app.tax_id.clone());
         // Blocking std sockets on a blocking thread, with the socket read timeout; the
@@ -212,9 +212,9 @@ impl CreditCheck {
         Ok(Decision::Bureau { score })
     }
 
-    /// Seed 003's fallback (MC-FB-01): a 4xx goes back to the applicant as it is; any other
-    /// failure, timeout or refusal answers with a cached score younger than 30 days, else
-    /// queues the application durably and answers "202 pending manual review".
+    /// The contract's fallback (docs/CREDIT_BUREAU.md §6): a 4xx goes back to the applicant as
+    /// it is; any other failure, timeout or refusal answers with a cached score younger than 30
+    /// days, else queues the application durably and answers "202 pending manual review".
     async fn degrade(
         &self,
         app: &Application,
@@ -238,7 +238,7 @@ impl CreditCheck {
     }
 
     /// An application that found every worker busy: it never reaches the bureau (no thread is
-    /// left to wait on it) but it is not lost either. It gets seed 003's fallback directly: a
+    /// left to wait on it) but it is not lost either. It gets the contract's fallback directly: a
     /// cached score, else the durable review queue.
     pub(crate) async fn shed(&self, app: &Application) -> Decision {
         self.cached_or_queued(app).await

@@ -5,12 +5,12 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// What a queued line says about the application (the seed's status).
+/// What a queued line says about the application.
 pub(crate) const STATUS: &str = "QUEUED_FOR_OFFLINE_REVIEW";
 
-/// The durable manual-review queue (seed 003's `manual_underwriting_queue`).
+/// The durable manual-review queue (docs/CREDIT_BUREAU.md §6).
 ///
-/// Seed 003 puts the queue in PostgreSQL. Here it is a plain append-only file: the fallback
+/// A service might put the queue in a database. Here it is a plain append-only file: the fallback
 /// runs precisely when a dependency is down, so it must not need another network dependency
 /// to capture an application, and a line that was written and fsync'd before the 202 answer
 /// survives a crash of this process (or of the machine) right after the answer. Nothing is

@@ -13,7 +13,8 @@ use super::redis::{Conn, Read};
 use super::{encode_key, parse_value, HintError, HintStats, Settings};
 use crate::breaker::CircuitBreaker;
 use crate::concurrent_map::ConcurrentMap;
-use crate::event::{Event, EventKind, Subscription, TransitionCause};
+use crate::event::listeners::Subscription;
+use crate::event::{Event, EventKind, TransitionCause};
 use crate::registry::{Registry, WeakRegistry};
 use crate::state::State;
 

@@ -1,13 +1,19 @@
 //! A breaker's configuration, with Spring's key names and Resilience4j's defaults.
 
-use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::call::{Classifier, Classify};
-use crate::permit::Outcome;
+use crate::classify::{ConfiguredClassifier, ErrorKind};
 use crate::state::State;
+
+mod error;
+pub(crate) mod file;
+
+pub use error::ConfigError;
+
+/// The name of the shared config that every breaker without one of its own uses.
+pub const DEFAULT_CONFIG: &str = "default";
 
 /// How the sliding window that computes the rates in CLOSED is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -73,11 +79,11 @@ pub mod keys {
 }
 
 /// Largest `sliding-window-size` accepted for a count-based window (one byte per call).
-pub const MAX_COUNT_WINDOW_SIZE: u32 = 10_000_000;
+pub(crate) const MAX_COUNT_WINDOW_SIZE: u32 = 10_000_000;
 /// Largest `sliding-window-size` accepted for a time-based window: one day of seconds.
-pub const MAX_TIME_WINDOW_SECONDS: u32 = 86_400;
+pub(crate) const MAX_TIME_WINDOW_SECONDS: u32 = 86_400;
 /// Largest `permitted-number-of-calls-in-half-open-state` accepted.
-pub const MAX_HALF_OPEN_PERMITS: u32 = 10_000_000;
+pub(crate) const MAX_HALF_OPEN_PERMITS: u32 = 10_000_000;
 
 /// A validated breaker configuration.
 ///
@@ -214,24 +220,7 @@ impl Config {
         !self.record_exceptions.is_empty() || !self.ignore_exceptions.is_empty()
     }
 
-    /// How an error counts once the configured kinds are applied to what the code said
-    /// (`code`): an `ignore-exceptions` kind makes it ignored; with `record-exceptions`, only a
-    /// listed kind is a failure and any other (not ignored) error a success.
-    pub(crate) fn apply_error_kinds<E: 'static>(&self, error: &E, code: Outcome) -> Outcome {
-        if self.ignore_exceptions.iter().any(|k| k.matches(error)) {
-            return Outcome::Ignored;
-        }
-        if code == Outcome::Ignored || self.record_exceptions.is_empty() {
-            return code;
-        }
-        if self.record_exceptions.iter().any(|k| k.matches(error)) {
-            Outcome::Failure
-        } else {
-            Outcome::Success
-        }
-    }
-
-    /// A [`Classify`] that applies `record-exceptions` and `ignore-exceptions` to a call's error,
+    /// A [`Classify`](crate::Classify) that applies `record-exceptions` and `ignore-exceptions` to a call's error,
     /// and otherwise records every error as a failure. Use
     /// [`ConfiguredClassifier::with_code`] to combine it with a classification written in code.
     ///
@@ -248,144 +237,7 @@ impl Config {
     /// # Ok::<(), breaker_core::ConfigError>(())
     /// ```
     pub fn classifier(&self) -> ConfiguredClassifier<'_> {
-        ConfiguredClassifier {
-            config: self,
-            code: Classifier::new(),
-        }
-    }
-}
-
-/// A named test on errors, registered in code so that configuration files can name it in
-/// `record-exceptions` and `ignore-exceptions`.
-///
-/// Resilience4j lists exception classes there (`java.io.IOException`); Rust errors have no class
-/// hierarchy, so the name stands for a predicate over your own error type. A kind only matches
-/// errors of the type it was made for: `ErrorKind::new("ServerError", |e: &HttpError| ...)`
-/// never matches an `io::Error`.
-///
-/// ```
-/// use breaker_core::ErrorKind;
-///
-/// #[derive(Debug)]
-/// enum HttpError { Status(u16), Timeout }
-///
-/// let server = ErrorKind::new("ServerError", |e: &HttpError| matches!(e, HttpError::Status(500..=599)));
-/// let io = ErrorKind::of_type::<std::io::Error>("java.io.IOException");
-/// assert!(server.matches(&HttpError::Status(503)));
-/// assert!(!server.matches(&HttpError::Timeout));
-/// assert!(!server.matches(&std::io::Error::other("down")));
-/// assert!(io.matches(&std::io::Error::other("down")));
-/// ```
-#[derive(Clone)]
-pub struct ErrorKind {
-    name: Arc<str>,
-    test: Arc<KindTest>,
-}
-
-type KindTest = dyn Fn(&dyn Any) -> bool + Send + Sync;
-
-impl ErrorKind {
-    /// The kind `name`: errors of type `E` for which `predicate` returns true.
-    ///
-    /// Names are matched exactly (case-sensitive). A name meant for a `.properties` list
-    /// (`record-exceptions=a,b`) should not contain a comma.
-    pub fn new<E, P>(name: &str, predicate: P) -> ErrorKind
-    where
-        E: 'static,
-        P: Fn(&E) -> bool + Send + Sync + 'static,
-    {
-        ErrorKind {
-            name: Arc::from(name),
-            test: Arc::new(move |error: &dyn Any| {
-                error.downcast_ref::<E>().is_some_and(&predicate)
-            }),
-        }
-    }
-
-    /// The kind `name`: every error of type `E`.
-    pub fn of_type<E: 'static>(name: &str) -> ErrorKind {
-        ErrorKind::new(name, |_: &E| true)
-    }
-
-    /// The kind's name, as configuration files spell it.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Whether `error` is of this kind.
-    pub fn matches<E: 'static>(&self, error: &E) -> bool {
-        self.matches_any(error)
-    }
-
-    /// Whether `error` (of any type) is of this kind.
-    pub fn matches_any(&self, error: &dyn Any) -> bool {
-        (self.test)(error)
-    }
-}
-
-impl PartialEq for ErrorKind {
-    /// Two kinds are equal when they are the same registered kind (the same name and the same
-    /// predicate, as cloned from one `ErrorKind`).
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name && Arc::ptr_eq(&self.test, &other.test)
-    }
-}
-
-impl fmt::Debug for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("ErrorKind").field(&self.name).finish()
-    }
-}
-
-/// A [`Classify`] that applies a config's `record-exceptions` and `ignore-exceptions`; made by
-/// [`Config::classifier`].
-///
-/// For an error, in this order:
-/// 1. it matches an `ignore-exceptions` kind: ignored;
-/// 2. the code's classification says ignored: ignored;
-/// 3. `record-exceptions` is set: a failure if the error matches one of its kinds, else a
-///    success (Resilience4j: with `recordExceptions`, only those are failures);
-/// 4. otherwise the code's classification decides (by default: a failure).
-///
-/// `Ok` values are always classified by the code (its `result` predicate). The config's kinds
-/// test errors through [`Any`], so the error type must be `'static`.
-#[derive(Clone, Copy)]
-pub struct ConfiguredClassifier<'a, C = Classifier> {
-    config: &'a Config,
-    code: C,
-}
-
-impl<'a, C> ConfiguredClassifier<'a, C> {
-    /// The same configured kinds, on top of `code` (for example a [`Classifier`] with `record`,
-    /// `ignore` and `result` predicates).
-    pub fn with_code<D>(self, code: D) -> ConfiguredClassifier<'a, D> {
-        ConfiguredClassifier {
-            config: self.config,
-            code,
-        }
-    }
-}
-
-impl<T, E, C> Classify<T, E> for ConfiguredClassifier<'_, C>
-where
-    E: 'static,
-    C: Classify<T, E>,
-{
-    fn classify(&self, result: &Result<T, E>) -> Outcome {
-        let code = self.code.classify(result);
-        match result {
-            Ok(_) => code,
-            Err(error) => self.config.apply_error_kinds(error, code),
-        }
-    }
-}
-
-impl<C> fmt::Debug for ConfiguredClassifier<'_, C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConfiguredClassifier")
-            .field("record_exceptions", &self.config.record_exceptions)
-            .field("ignore_exceptions", &self.config.ignore_exceptions)
-            .finish_non_exhaustive()
+        ConfiguredClassifier::new(&self.record_exceptions, &self.ignore_exceptions)
     }
 }
 
@@ -581,47 +433,3 @@ fn check_percent(key: &'static str, value: f32) -> Result<(), ConfigError> {
     }
 }
 
-/// A configuration value that was rejected: which key, the value given, and what was expected.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    key: &'static str,
-    value: String,
-    expected: &'static str,
-}
-
-impl ConfigError {
-    pub(crate) fn new(key: &'static str, value: impl fmt::Display, expected: &'static str) -> Self {
-        ConfigError {
-            key,
-            value: value.to_string(),
-            expected,
-        }
-    }
-
-    /// The key, spelled as in Spring properties (for example `sliding-window-size`).
-    pub fn key(&self) -> &'static str {
-        self.key
-    }
-
-    /// The rejected value as text.
-    pub fn value(&self) -> &str {
-        &self.value
-    }
-
-    /// What the key accepts.
-    pub fn expected(&self) -> &'static str {
-        self.expected
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid value `{}` for `{}`: expected {}",
-            self.value, self.key, self.expected
-        )
-    }
-}
-
-impl std::error::Error for ConfigError {}

@@ -19,15 +19,15 @@
 
 mod keys;
 mod properties;
-mod toml_format;
+mod toml;
 mod values;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::Path;
 
-use crate::config::{Config, ConfigBuilder, ConfigError, ErrorKind};
-use crate::registry::DEFAULT_CONFIG;
+use crate::classify::ErrorKind;
+use crate::config::{Config, ConfigBuilder, ConfigError, DEFAULT_CONFIG};
 
 use keys::{Group, Key, Lookup};
 use values::{Raw, Setting};
@@ -408,7 +408,7 @@ pub(crate) fn load(
     })?;
     let mut doc = Document::new(file);
     match format {
-        Format::Toml => toml_format::parse(text, &mut doc)?,
+        Format::Toml => toml::parse(text, &mut doc)?,
         Format::Properties => properties::parse(text, &mut doc)?,
     }
     let loaded = resolve(&doc, code_configs, kinds)?;
@@ -795,7 +795,7 @@ mod tests {
 
         let toml = "[resilience4j.timelimiter.instances.x]\ntimeout-duration = \"1s\"\n";
         let mut doc = Document::new("t.toml");
-        toml_format::parse(toml, &mut doc).unwrap();
+        toml::parse(toml, &mut doc).unwrap();
         assert_eq!(
             doc.time_limits,
             [(

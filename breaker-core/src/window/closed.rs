@@ -1,7 +1,7 @@
 //! CLOSED's count window, recorded without the breaker's lock.
 //!
 //! A CLOSED breaker records every call, so its window is the hot path. This window keeps the
-//! same figures as the locked [`CountWindow`](crate::window) (the last N outcomes and their
+//! same figures as the locked [`CountWindow`](crate::window::count::CountWindow) (the last N outcomes and their
 //! totals) in atomics:
 //!
 //! - `head` hands each call a ring position with one `fetch_add`.
@@ -26,7 +26,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::sync::{AtomicU32, AtomicU64};
-use crate::window::{Totals, EMPTY, FAILED, SLOW};
+use crate::window::totals::{Totals, EMPTY, FAILED, SLOW};
 
 /// Largest window recorded without the lock: 12-bit totals, with room to tell a total that is
 /// one below zero (it reads as 4095) from any real one.

@@ -6,146 +6,17 @@
 
 use std::sync::Arc;
 
-use crate::clock::{duration_nanos, Timestamp};
-use crate::closed_window::{ClosedWindow, Recorded};
 use crate::config::{Config, SlidingWindowType};
+use crate::time::timestamp::{duration_nanos, Timestamp};
+use crate::window::closed::{ClosedWindow, Recorded};
+use crate::window::count::CountWindow;
+use crate::window::time::TimeWindow;
+use crate::window::totals::{Totals, FAILED, SLOW};
 
-/// Running totals of a window (or of one of its buckets).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Totals {
-    pub(crate) calls: u32,
-    pub(crate) failed: u32,
-    pub(crate) slow: u32,
-    pub(crate) slow_failed: u32,
-}
-
-impl Totals {
-    pub(crate) fn add(&mut self, outcome: u8) {
-        self.calls += 1;
-        self.failed += u32::from(outcome & FAILED);
-        self.slow += u32::from((outcome & SLOW) >> 1);
-        self.slow_failed += u32::from(outcome == FAILED | SLOW);
-    }
-
-    fn remove(&mut self, other: &Totals) {
-        self.calls -= other.calls;
-        self.failed -= other.failed;
-        self.slow -= other.slow;
-        self.slow_failed -= other.slow_failed;
-    }
-
-    fn remove_one(&mut self, outcome: u8) {
-        let mut one = Totals::default();
-        one.add(outcome);
-        self.remove(&one);
-    }
-}
-
-/// Bit set in an outcome for a failed call.
-pub(crate) const FAILED: u8 = 0b01;
-/// Bit set in an outcome for a slow call.
-pub(crate) const SLOW: u8 = 0b10;
-/// A ring slot that holds no call yet.
-pub(crate) const EMPTY: u8 = 0b100;
-
-/// The last N calls.
-#[derive(Debug)]
-struct CountWindow {
-    slots: Box<[u8]>,
-    head: usize,
-    totals: Totals,
-}
-
-impl CountWindow {
-    fn new(size: u32) -> CountWindow {
-        CountWindow {
-            slots: vec![EMPTY; size as usize].into_boxed_slice(),
-            head: 0,
-            totals: Totals::default(),
-        }
-    }
-
-    /// Records one outcome; returns whether the totals changed (they do not when the evicted
-    /// call had the same outcome).
-    #[inline]
-    fn record(&mut self, outcome: u8) -> bool {
-        if self.slots.is_empty() {
-            return false;
-        }
-        self.head = if self.head + 1 == self.slots.len() {
-            0
-        } else {
-            self.head + 1
-        };
-        let evicted = std::mem::replace(&mut self.slots[self.head], outcome);
-        if evicted == outcome {
-            return false;
-        }
-        if evicted != EMPTY {
-            self.totals.remove_one(evicted);
-        }
-        self.totals.add(outcome);
-        true
-    }
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Bucket {
-    second: u64,
-    totals: Totals,
-}
-
-/// The calls of the last N whole epoch seconds: the current second and the N-1 before it.
-#[derive(Debug)]
-struct TimeWindow {
-    buckets: Box<[Bucket]>,
-    head: usize,
-    totals: Totals,
-}
-
-impl TimeWindow {
-    fn new(seconds: u32, now: Timestamp) -> TimeWindow {
-        let start = now.unix_seconds();
-        let buckets = (0..u64::from(seconds))
-            .map(|i| Bucket {
-                second: start + i,
-                totals: Totals::default(),
-            })
-            .collect();
-        TimeWindow {
-            buckets,
-            head: 0,
-            totals: Totals::default(),
-        }
-    }
-
-    /// Moves the head to the current second, emptying the buckets that fall out of the window.
-    fn advance_to(&mut self, now: Timestamp) {
-        let current = now.unix_seconds();
-        let latest = self.buckets[self.head].second;
-        if current <= latest {
-            return;
-        }
-        let len = self.buckets.len() as u64;
-        let mut steps = (current - latest).min(len);
-        while steps > 0 {
-            steps -= 1;
-            self.head = (self.head + 1) % self.buckets.len();
-            let bucket = &mut self.buckets[self.head];
-            self.totals.remove(&bucket.totals);
-            *bucket = Bucket {
-                second: current - steps,
-                totals: Totals::default(),
-            };
-        }
-    }
-
-    fn record(&mut self, outcome: u8, now: Timestamp) {
-        self.advance_to(now);
-        self.buckets[self.head].totals.add(outcome);
-        self.totals.add(outcome);
-    }
-}
+pub(crate) mod closed;
+mod count;
+mod time;
+pub(crate) mod totals;
 
 #[derive(Debug)]
 enum Window {

@@ -1,21 +1,34 @@
-//! Permission to make one call, as a value.
+//! Permission to make one call, as a value, and the one way every call path gets it.
 
+use std::any::Any;
 use std::fmt;
+use std::panic::resume_unwind;
 use std::time::Duration;
 
-use crate::breaker::Shared;
-use crate::clock::{duration_nanos, Timestamp};
+use crate::breaker::shared::Shared;
+use crate::classify::Outcome;
+use crate::error::CallNotPermitted;
+use crate::state::State;
+use crate::time::timestamp::{duration_nanos, Timestamp};
 
-/// How a call ended, as the breaker counts it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    /// A success (slow if it took longer than `slow-call-duration-threshold`).
-    Success,
-    /// A failure (slow if it took longer than `slow-call-duration-threshold`).
-    Failure,
-    /// Neither: an error the breaker ignores (for example a 4xx caused by bad input). A trial
-    /// permit in HALF_OPEN is given back.
-    Ignored,
+impl Shared {
+    /// Asks for permission to make one call: the step every call path takes (`try_acquire`,
+    /// the sync call, the async call's first poll, the attribute).
+    ///
+    /// CLOSED, DISABLED and METRICS_ONLY permit without a lock; OPEN rejects without a lock
+    /// until its wait is over; everything else (HALF_OPEN's trials, FORCED_OPEN, OPEN at the
+    /// end of its wait) asks the state machine. Inlined into every caller: the two lock-free
+    /// cases are the protected call's whole cost in the common states.
+    #[inline(always)]
+    pub(crate) fn acquire(&self) -> Result<Permit<'_>, CallNotPermitted> {
+        if let Some((state_id, start)) = self.begin_unlimited() {
+            return Ok(Permit::new(self, state_id, start));
+        }
+        if self.reject_while_open() {
+            return Err(self.not_permitted_error(State::Open));
+        }
+        self.acquire_slow()
+    }
 }
 
 /// Permission to make one call, granted by [`CircuitBreaker::try_acquire`].
@@ -95,6 +108,14 @@ impl<'a> Permit<'a> {
 
     /// Gives the permit back without recording anything (what dropping it does).
     pub fn release(self) {}
+
+    /// The call panicked: records a failure, then lets the panic go on. Every call path
+    /// catches a panic of the protected code and hands it here.
+    #[cold]
+    pub(crate) fn panicked(self, payload: Box<dyn Any + Send>) -> ! {
+        self.failure();
+        resume_unwind(payload)
+    }
 }
 
 impl Drop for Permit<'_> {

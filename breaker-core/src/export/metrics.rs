@@ -34,25 +34,24 @@
 //! the call path): call it before each scrape.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use metrics::{Counter, Gauge, Histogram, Recorder, Unit};
+use once_cell::sync::Lazy;
 
-use crate::breaker::{CircuitBreaker, Metrics, Shared};
+use crate::breaker::metrics::Metrics;
+use crate::breaker::shared::Shared;
+use crate::breaker::CircuitBreaker;
 use crate::concurrent_map::ConcurrentMap;
 use crate::event::{Event, EventKind};
-use crate::registry::Registry;
+use crate::registry::hooks::RegistryEvent;
+use crate::registry::{Registry, WeakRegistry};
 use crate::state::State;
 
-/// The states in the order of [`Entry::states`], with their tag values.
-const STATES: [(State, &str); 6] = [
-    (State::Closed, "closed"),
-    (State::Open, "open"),
-    (State::HalfOpen, "half_open"),
-    (State::Disabled, "disabled"),
-    (State::ForcedOpen, "forced_open"),
-    (State::MetricsOnly, "metrics_only"),
-];
+/// Every registry exported so far, so that a registry is exported once: the export hears the
+/// registry through its public hooks, which cannot be taken back, so a second export would
+/// count every call twice.
+static EXPORTS: Lazy<Mutex<Vec<(WeakRegistry, MetricsExport)>>> = Lazy::new(Mutex::default);
 
 /// A registry's metrics, exported through the `metrics` facade with Resilience4j's names
 /// (see the table in the module docs). Needs the cargo feature `metrics`.
@@ -81,6 +80,8 @@ struct Exporter {
 
 /// One breaker's handles.
 struct Entry {
+    /// Weak: the registry's listener holds the export, so a strong handle here would keep the
+    /// breakers, and through them the registry's scheduler, alive for ever.
     breaker: Weak<Shared>,
     states: [Gauge; 6],
     successful: Histogram,
@@ -140,28 +141,35 @@ impl MetricsExport {
         registry: &Registry,
         recorder: Option<Arc<dyn Recorder + Send + Sync>>,
     ) -> MetricsExport {
+        let mut exports = EXPORTS.lock().unwrap_or_else(|e| e.into_inner());
+        exports.retain(|(weak, _)| weak.upgrade().is_some());
+        if let Some((_, export)) = exports
+            .iter()
+            .find(|(weak, _)| weak.upgrade().is_some_and(|r| r.ptr_eq(registry)))
+        {
+            return export.clone();
+        }
+        let exporter = Arc::new(Exporter {
+            recorder,
+            entries: ConcurrentMap::new(),
+        });
+        exporter.with_recorder(describe);
+        // Listen first, then learn of new breakers, then register the existing ones, so that
+        // no breaker falls between the three.
+        let listener = Arc::clone(&exporter);
         registry
-            .metrics_slot()
-            .get_or_init(|| {
-                let exporter = Arc::new(Exporter {
-                    recorder,
-                    entries: ConcurrentMap::new(),
-                });
-                exporter.with_recorder(describe);
-                // Listen first, then learn of new breakers, then register the existing ones,
-                // so that no breaker falls between the three.
-                let listener = Arc::clone(&exporter);
-                registry
-                    .subscribe(move |event| listener.on_event(event))
-                    .forever();
-                let hook = Arc::clone(&exporter);
-                registry.on_created(move |breaker| hook.register(breaker));
-                for breaker in registry.breakers() {
-                    exporter.register(&breaker);
-                }
-                MetricsExport { inner: exporter }
-            })
-            .clone()
+            .subscribe(move |event| listener.on_event(event))
+            .forever();
+        let hook = Arc::clone(&exporter);
+        registry.on_registry_event(move |event| match event {
+            RegistryEvent::Added(breaker) => hook.register(breaker),
+        });
+        for breaker in registry.breakers() {
+            exporter.register(&breaker);
+        }
+        let export = MetricsExport { inner: exporter };
+        exports.push((registry.downgrade(), export.clone()));
+        export
     }
 
     /// Re-reads every breaker's metrics and state into the gauges. This takes each breaker's
@@ -270,8 +278,8 @@ impl Entry {
     fn new(breaker: &CircuitBreaker) -> Entry {
         let name = breaker.name().to_owned();
         let n = || name.clone();
-        let states = STATES.map(
-            |(_, state)| metrics::gauge!(MetricsExport::STATE, "name" => n(), "state" => state),
+        let states = State::ALL.map(
+            |state| metrics::gauge!(MetricsExport::STATE, "name" => n(), "state" => state.as_tag()),
         );
         let calls = |kind: &'static str| metrics::histogram!(MetricsExport::CALLS, "kind" => kind, "name" => n());
         let by_kind = |metric: &'static str, kind: &'static str| metrics::gauge!(metric, "kind" => kind, "name" => n());
@@ -325,7 +333,7 @@ impl Entry {
                     break;
                 };
                 let current = CircuitBreaker { shared }.state();
-                for ((state, _), gauge) in STATES.iter().zip(&self.states) {
+                for (state, gauge) in State::ALL.iter().zip(&self.states) {
                     gauge.set(if *state == current { 1.0 } else { 0.0 });
                 }
             }

@@ -1,12 +1,13 @@
 //! One timer queue per registry, ordered by due time.
 //!
-//! This is the structure of seed 001's "How a scheduled executor waits": timers sit in a
-//! priority queue ordered by due time; one worker thread looks at the head, blocks for exactly
-//! the time left until it is due (it does not spin), wakes, runs it, and looks at the next.
+//! Timers sit in a priority queue ordered by due time; one worker thread looks at the head,
+//! blocks for exactly the time left until it is due (it does not spin), wakes, runs it, and
+//! looks at the next.
 //! With a [`ManualClock`](crate::ManualClock) there is no thread: the clock runs due timers as
 //! it is advanced.
 //!
-//! A timer names the breaker (weakly) and the state it was set for. Every state change gives the
+//! A timer names its target (weakly: a breaker, through [`TimerTarget`], so the queue does not
+//! know the breaker's type) and the state it was set for. Every state change gives the
 //! breaker a new state id, so a timer whose state has been left, by any transition or by a reset,
 //! finds a different id when it fires and does nothing: leaving a state cancels its timer.
 
@@ -17,8 +18,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread;
 
-use crate::breaker::Shared;
-use crate::clock::{Clock, Timestamp};
+use crate::time::clock::Clock;
+use crate::time::manual::DueTimers;
+use crate::time::timestamp::Timestamp;
 
 /// What a timer does when it fires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,10 +31,16 @@ pub(crate) enum TimerAction {
     HalfOpenMaxWait,
 }
 
+/// What a timer acts on: a breaker, told which of its states set the timer.
+pub(crate) trait TimerTarget: Send + Sync {
+    /// The timer set by state `state_id` for `action` fell due.
+    fn on_timer(&self, state_id: u64, action: TimerAction);
+}
+
 struct Entry {
     due: Timestamp,
     seq: u64,
-    breaker: Weak<Shared>,
+    target: Weak<dyn TimerTarget>,
     state_id: u64,
     action: TimerAction,
 }
@@ -43,8 +51,8 @@ impl Entry {
     }
 
     fn fire(self) {
-        if let Some(shared) = self.breaker.upgrade() {
-            shared.on_timer(self.state_id, self.action);
+        if let Some(target) = self.target.upgrade() {
+            target.on_timer(self.state_id, self.action);
         }
     }
 }
@@ -80,25 +88,6 @@ pub(crate) struct SchedulerQueue {
 impl SchedulerQueue {
     fn lock(&self) -> std::sync::MutexGuard<'_, BinaryHeap<Reverse<Entry>>> {
         self.heap.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Due time and order of the next timer, if any.
-    pub(crate) fn peek_key(&self) -> Option<(Timestamp, u64)> {
-        self.lock().peek().map(|Reverse(e)| e.key())
-    }
-
-    /// Runs the head timer if it is due at `now`.
-    pub(crate) fn run_next_due(&self, now: Timestamp) {
-        let entry = {
-            let mut heap = self.lock();
-            match heap.peek() {
-                Some(Reverse(e)) if e.due <= now => heap.pop().map(|Reverse(e)| e),
-                _ => None,
-            }
-        };
-        if let Some(entry) = entry {
-            entry.fire();
-        }
     }
 
     /// Number of timers waiting (fired-or-cancelled ones are removed as they fall due).
@@ -143,6 +132,27 @@ impl SchedulerQueue {
     }
 }
 
+impl DueTimers for SchedulerQueue {
+    /// Due time and order of the next timer, if any.
+    fn peek_key(&self) -> Option<(Timestamp, u64)> {
+        self.lock().peek().map(|Reverse(e)| e.key())
+    }
+
+    /// Runs the head timer if it is due at `now`.
+    fn run_next_due(&self, now: Timestamp) {
+        let entry = {
+            let mut heap = self.lock();
+            match heap.peek() {
+                Some(Reverse(e)) if e.due <= now => heap.pop().map(|Reverse(e)| e),
+                _ => None,
+            }
+        };
+        if let Some(entry) = entry {
+            entry.fire();
+        }
+    }
+}
+
 /// A registry's scheduler: the queue, and (for the system clock) the worker thread, started
 /// when the first timer is set and stopped when the registry and all its breakers are gone.
 pub(crate) struct Scheduler {
@@ -159,7 +169,8 @@ impl Scheduler {
             shutdown: AtomicBool::new(false),
         });
         if let Some(manual) = clock.as_manual() {
-            manual.attach(&queue);
+            let timers: Arc<dyn DueTimers> = queue.clone();
+            manual.attach(Arc::downgrade(&timers));
         }
         Scheduler {
             queue,
@@ -168,18 +179,18 @@ impl Scheduler {
         }
     }
 
-    /// Sets a timer for `breaker`'s state `state_id`, due at `due`.
+    /// Sets a timer for `target`'s state `state_id`, due at `due`.
     pub(crate) fn schedule(
         &self,
         due: Timestamp,
-        breaker: Weak<Shared>,
+        target: Weak<dyn TimerTarget>,
         state_id: u64,
         action: TimerAction,
     ) {
         let entry = Entry {
             due,
             seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
-            breaker,
+            target,
             state_id,
             action,
         };

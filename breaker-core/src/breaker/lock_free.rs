@@ -1,0 +1,137 @@
+//! The call paths that take no lock: a permit in a state that permits every call, a rejection
+//! while OPEN, and a CLOSED call recorded in the lock-free window.
+//!
+//! Each reads the [`StateTag`] once and falls back to the locked state machine
+//! (`machine.rs`) for everything else. These are the protected call's whole cost in the common
+//! cases, so they are `#[inline(always)]` where the bench asked for it.
+
+use std::sync::atomic::Ordering;
+
+use crate::breaker::shared::Shared;
+use crate::breaker::tag::StateTag;
+use crate::classify::Outcome;
+use crate::error::CallNotPermitted;
+use crate::state::State;
+use crate::time::timestamp::Timestamp;
+use crate::window::closed::{ClosedWindow, Recorded};
+use crate::window::Verdict;
+
+impl Shared {
+    /// In a state that permits every call (CLOSED, DISABLED, METRICS_ONLY), the state's id and
+    /// the call's start: a permit without the permit value, for the protected-call fast path.
+    #[inline(always)]
+    pub(crate) fn begin_unlimited(&self) -> Option<(u64, Timestamp)> {
+        let tag = self.tag.load();
+        tag.permits_all().then(|| (tag.id(), self.clock.now()))
+    }
+
+    /// In OPEN before the end of its wait: counts and publishes a rejection, without the lock,
+    /// and returns `true`. Otherwise `false`: ask [`acquire_slow`](Shared::acquire_slow).
+    #[inline(always)]
+    pub(crate) fn reject_while_open(&self) -> bool {
+        if !self.tag.load().is(State::Open) {
+            return false;
+        }
+        let now = self.clock.now();
+        if now.unix_nanos() > self.retry_after.load(Ordering::Acquire) {
+            return false;
+        }
+        self.not_permitted.fetch_add(1, Ordering::Relaxed);
+        if self.wants_call_events() {
+            self.publish_rejection(now);
+        }
+        true
+    }
+
+    /// The error for a rejected call (and its rate-limited log line).
+    #[inline]
+    pub(crate) fn not_permitted_error(&self, state: State) -> CallNotPermitted {
+        self.rejections.note(self.name(), state, &self.clock);
+        CallNotPermitted::new(self.name, state)
+    }
+
+    /// Records the outcome of a call granted by state `state_id` at `start`, taking the time
+    /// since then as its duration (one clock read).
+    #[inline(always)]
+    pub(crate) fn finish(&self, state_id: u64, start: Timestamp, outcome: Outcome) {
+        let now = self.clock.now();
+        let elapsed = now.unix_nanos().saturating_sub(start.unix_nanos());
+        self.complete(state_id, outcome, elapsed, now);
+    }
+
+    /// Completes a permit granted by state `permit_id`.
+    #[inline]
+    pub(crate) fn complete(
+        &self,
+        permit_id: u64,
+        outcome: Outcome,
+        elapsed_nanos: u64,
+        now: Timestamp,
+    ) {
+        let mut position = None;
+        if let Some(window) = &self.fast {
+            if outcome != Outcome::Ignored {
+                let failed = outcome == Outcome::Failure;
+                match self.complete_closed(window, failed, elapsed_nanos, now) {
+                    Ok(()) => return,
+                    Err(taken) => position = taken,
+                }
+            }
+        }
+        self.complete_locked(permit_id, outcome, elapsed_nanos, now, position);
+    }
+
+    /// Records a call in CLOSED's window without the lock. Returns an error (nothing recorded)
+    /// if the breaker is not CLOSED, someone listens for call events, or the window has moved
+    /// on to a later CLOSED state since the state was read; in the last case the error holds
+    /// the ring position the call took, for the locked path to record it there.
+    ///
+    /// A call that read CLOSED and records after the breaker left it counts in the window it
+    /// read, which OPEN carries on (as a call finishing an instant earlier would have).
+    #[inline(always)]
+    pub(crate) fn complete_closed(
+        &self,
+        window: &ClosedWindow,
+        failed: bool,
+        elapsed: u64,
+        now: Timestamp,
+    ) -> Result<(), Option<u32>> {
+        let tag = self.tag.load();
+        if !tag.is(State::Closed) || self.wants_call_events() {
+            return Err(None);
+        }
+        // No `note_history` here: a call recorded in this window is history by itself
+        // (`ClosedWindow::has_recorded`).
+        let epoch = tag.id();
+        match window.record(epoch, self.thresholds.outcome(failed, elapsed), false) {
+            // Totals as they were: nothing for OPEN's view either, should OPEN carry them on.
+            Recorded::Unchanged => {}
+            Recorded::Stale(position) => return Err(Some(position)),
+            Recorded::Changed(totals) => {
+                if let Verdict::Exceeded { .. } = self.thresholds.verdict(&totals) {
+                    self.trip(epoch, now);
+                }
+                if self.tag.load() != tag {
+                    self.refresh_open_view(epoch, now);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub(crate) fn note_history(&self) {
+        if !self.history.load(Ordering::Relaxed) {
+            self.history.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Returns a permit without recording anything (a cancelled call).
+    pub(crate) fn release(&self, permit_id: u64) {
+        // Only a HALF_OPEN state takes permits back, and only its own: skip the lock otherwise.
+        if self.tag.load() == StateTag::new(permit_id, State::HalfOpen) {
+            let mut m = self.lock();
+            self.give_back(&mut m, permit_id);
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The circuit breaker: Resilience4j's state machine, with permits as values.
+//!
+//! [`CircuitBreaker`] is the public handle. Behind it, [`Shared`](shared::Shared) holds one
+//! breaker's state: the lock-free call paths (`lock_free.rs`) read its [`StateTag`](tag::StateTag)
+//! and fall back to the state machine under its lock (`machine.rs`), which publishes what
+//! happened once the lock is released (`publish.rs`).
+
+use std::fmt;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::breaker::metrics::Metrics;
+use crate::breaker::shared::{Env, Shared};
+use crate::call::permit::Permit;
+use crate::config::Config;
+use crate::error::{CallNotPermitted, IllegalTransition};
+use crate::event::listeners::Subscription;
+use crate::event::Event;
+use crate::state::State;
+use crate::time::clock::Clock;
+
+mod lock_free;
+mod machine;
+pub(crate) mod metrics;
+mod publish;
+mod reject_log;
+pub(crate) mod shared;
+pub(crate) mod tag;
+
+
+/// A circuit breaker. Cloning gives another handle to the same breaker.
+///
+/// Calls go through [`call`](CircuitBreaker::call), [`call_sync`](CircuitBreaker::call_sync),
+/// or, one level lower, [`try_acquire`](CircuitBreaker::try_acquire), which hands out a
+/// [`Permit`] to complete with the call's outcome.
+///
+/// The semantics are Resilience4j 2.x's `CircuitBreakerStateMachine`, with three deliberate
+/// differences, all about stale work never acting on a later state:
+/// - a [`reset`](CircuitBreaker::reset) cancels the pending OPEN and HALF_OPEN timers, as every
+///   other transition does;
+/// - a result arriving in a state whose window has size 0 (an OPEN state entered from
+///   FORCED_OPEN or DISABLED) is dropped instead of failing the caller;
+/// - a permit that is released, or ends in an ignored error, gives a trial permit back to
+///   HALF_OPEN only if that same HALF_OPEN state granted it, so the trial cap holds even when
+///   calls that started in CLOSED finish during HALF_OPEN.
+#[derive(Clone)]
+pub struct CircuitBreaker {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl CircuitBreaker {
+    /// A breaker of its own, outside any registry, on the system clock. Its timers run on one
+    /// scheduler shared by all such breakers.
+    pub fn new(name: &str, config: Config) -> CircuitBreaker {
+        static STANDALONE: once_cell::sync::Lazy<Arc<Env>> =
+            once_cell::sync::Lazy::new(|| Env::new(Clock::system()));
+        CircuitBreaker::with_env(name, config, Arc::clone(&STANDALONE))
+    }
+
+    pub(crate) fn with_env(name: &str, config: Config, env: Arc<Env>) -> CircuitBreaker {
+        CircuitBreaker {
+            shared: Shared::new(name, config, env),
+        }
+    }
+
+    /// The breaker's name.
+    pub fn name(&self) -> &'static str {
+        self.shared.name.as_str()
+    }
+
+    /// The breaker's configuration.
+    pub fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
+    /// The clock the breaker reads.
+    pub fn clock(&self) -> &Clock {
+        &self.shared.clock
+    }
+
+    /// The current state. Reading it never moves the breaker: an OPEN breaker whose wait is
+    /// over stays OPEN until a call asks for a permit (or its timer fires, with automatic
+    /// transition enabled).
+    #[inline]
+    pub fn state(&self) -> State {
+        self.shared.tag.load().state()
+    }
+
+    /// The metrics of the current state.
+    pub fn metrics(&self) -> Metrics {
+        let now = self.shared.clock.now();
+        let mut m = self.shared.lock();
+        m.snapshot(now, self.shared.not_permitted.load(Ordering::Relaxed))
+    }
+
+    /// Asks for permission to make one call.
+    ///
+    /// CLOSED, DISABLED and METRICS_ONLY always permit. OPEN rejects until the clock is strictly
+    /// past the end of its wait; the first request after that moves it to HALF_OPEN and is the
+    /// first trial. HALF_OPEN permits up to `permitted-number-of-calls-in-half-open-state`
+    /// calls. FORCED_OPEN rejects. A rejection is counted and published; it never blocks.
+    #[inline]
+    pub fn try_acquire(&self) -> Result<Permit<'_>, CallNotPermitted> {
+        self.shared.acquire()
+    }
+
+    /// Moves the breaker to `to` by hand. Illegal transitions (CLOSED -> HALF_OPEN,
+    /// METRICS_ONLY -> OPEN or HALF_OPEN) leave the state unchanged and return an error. A
+    /// transition to the current state builds a fresh state (a new window, a new wait) and
+    /// publishes no event.
+    pub fn transition_to(&self, to: State) -> Result<(), IllegalTransition> {
+        self.shared.transition(to)
+    }
+
+    /// Back to a fresh CLOSED state, from any state, cancelling every pending timer.
+    pub fn reset(&self) {
+        self.shared.reset();
+    }
+
+    /// Calls `listener` for every event of this breaker until the [`Subscription`] is dropped.
+    pub fn subscribe<F>(&self, listener: F) -> Subscription
+    where
+        F: Fn(&Event) + Send + Sync + 'static,
+    {
+        self.shared.listeners.add(Arc::new(listener))
+    }
+
+    /// Opens the breaker on another process's advisory hint, only if it is CLOSED and has no
+    /// local history at all (docs/REDIS_HINT.md); returns whether it opened. Local
+    /// history is any call this breaker recorded (success or failure, even one that has since
+    /// left the window) and any transition a hint did not cause, so a breaker that recovered
+    /// through its own half-open trials (and so has an empty, fresh window) is never re-opened
+    /// by a stale hint. The transition's cause is
+    /// [`TransitionCause::Hint`], so it is never mistaken for local evidence.
+    pub fn open_from_hint(&self) -> bool {
+        self.shared.open_from_hint()
+    }
+
+    /// Whether two handles are the same breaker.
+    pub fn ptr_eq(&self, other: &CircuitBreaker) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+// A panic anywhere (in a protected call, a listener, a fallback) cannot leave a breaker broken:
+// no user code runs while its lock is held, listeners' panics are caught, and a panicking call
+// records a failure before the panic goes on. So a breaker is safe to use across unwinding.
+impl std::panic::UnwindSafe for CircuitBreaker {}
+impl std::panic::RefUnwindSafe for CircuitBreaker {}
+
+impl fmt::Debug for CircuitBreaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CircuitBreaker")
+            .field("name", &self.name())
+            .field("state", &self.state())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(loom)]
+impl CircuitBreaker {
+    /// For the loom models only (not built otherwise): the lock-free window's totals `[calls, failed, slow, slow failed]`
+    /// as packed, and as recounted from its slots, if the breaker is CLOSED on that window.
+    #[doc(hidden)]
+    pub fn model_window_totals(&self) -> Option<([u32; 4], [u32; 4])> {
+        let m = self.shared.lock();
+        let window = self.shared.fast.as_ref()?;
+        if m.phase != shared::Phase::Closed {
+            return None;
+        }
+        let flat = |t: crate::window::totals::Totals| [t.calls, t.failed, t.slow, t.slow_failed];
+        let packed = window.totals(m.id).map_or([u32::MAX; 4], flat);
+        Some((packed, flat(window.recount(m.id))))
+    }
+}

@@ -1,0 +1,105 @@
+//! Events gathered under the breaker's lock and published after it is released.
+//!
+//! A state-machine step pushes what happened into a [`Pending`] while it holds the lock, and
+//! seals it with the metrics as they are after the step; [`Shared::publish`] then writes the
+//! tracing line for a transition and calls the listeners, with no lock held. Nothing is built
+//! when nobody listens.
+
+use std::sync::atomic::Ordering;
+
+use crate::breaker::metrics::Metrics;
+use crate::breaker::shared::{Machine, Shared};
+use crate::event::{Event, EventKind, TransitionCause};
+use crate::sync::AtomicU64;
+use crate::time::timestamp::Timestamp;
+
+/// Events gathered under the lock and published after it is released.
+pub(crate) struct Pending {
+    pub(crate) events: [Option<(EventKind, Option<TransitionCause>)>; 6],
+    pub(crate) len: usize,
+    /// The metrics after the operation, taken under the lock when there is anything to publish.
+    pub(crate) metrics: Option<Metrics>,
+}
+
+impl Pending {
+    pub(crate) fn new() -> Pending {
+        Pending {
+            events: [None; 6],
+            len: 0,
+            metrics: None,
+        }
+    }
+
+    pub(crate) fn push(&mut self, kind: EventKind) {
+        self.push_with_cause(kind, None);
+    }
+
+    pub(crate) fn push_with_cause(&mut self, kind: EventKind, cause: Option<TransitionCause>) {
+        if let Some(slot) = self.events.get_mut(self.len) {
+            *slot = Some((kind, cause));
+            self.len += 1;
+        }
+    }
+
+    /// Takes the metrics snapshot the events will carry, if there are events.
+    pub(crate) fn seal(&mut self, m: &mut Machine, now: Timestamp, not_permitted: &AtomicU64) {
+        if self.len > 0 {
+            self.metrics = Some(m.snapshot(now, not_permitted.load(Ordering::Relaxed)));
+        }
+    }
+}
+
+impl Shared {
+    pub(crate) fn publish(&self, pending: &Pending, now: Timestamp) {
+        let Some(metrics) = pending.metrics else {
+            return;
+        };
+        let listen = self.wants_call_events();
+        for &(kind, cause) in pending.events[..pending.len].iter().flatten() {
+            if let EventKind::StateTransition { from, to } = kind {
+                tracing::info!(
+                    breaker = %self.name(),
+                    from = %from,
+                    to = %to,
+                    cause = ?cause.unwrap_or(TransitionCause::Manual),
+                    failure_rate = metrics.failure_rate.unwrap_or(-1.0),
+                    slow_call_rate = metrics.slow_call_rate.unwrap_or(-1.0),
+                    "circuit breaker state changed"
+                );
+            }
+            if listen {
+                let event = Event::new(self.name(), now, kind, cause, metrics);
+                self.listeners.publish(&event);
+                self.registry_listeners.publish(&event);
+            }
+        }
+    }
+
+    /// Publishes a rejection made on the lock-free OPEN path.
+    #[cold]
+    pub(crate) fn publish_rejection(&self, now: Timestamp) {
+        let mut pending = Pending::new();
+        pending.push(EventKind::NotPermitted);
+        pending.metrics = Some(
+            self.open_view
+                .load(self.not_permitted.load(Ordering::Relaxed)),
+        );
+        self.publish(&pending, now);
+    }
+
+    pub(crate) fn push_exceeded(&self, pending: &mut Pending, failure: Option<f32>, slow: Option<f32>) {
+        if let Some(rate) = failure {
+            pending.push(EventKind::FailureRateExceeded { rate });
+        }
+        if let Some(rate) = slow {
+            pending.push(EventKind::SlowCallRateExceeded { rate });
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push_call_event(&self, pending: &mut Pending, kind: EventKind) {
+        if self.wants_call_events() {
+            pending.push(kind);
+        }
+    }
+}

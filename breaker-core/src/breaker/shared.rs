@@ -1,0 +1,212 @@
+//! What one breaker is made of: its shared state, the state object behind its lock, and what
+//! it shares with the other breakers of its registry.
+//!
+//! The methods are spread by concern: the lock-free call paths in `lock_free.rs`, the state
+//! machine under the lock in `machine.rs`, publishing in `publish.rs`.
+
+use std::fmt;
+use std::sync::{Arc, Weak};
+
+use crate::breaker::metrics::{Metrics, OpenView};
+use crate::breaker::reject_log::RejectLog;
+use crate::breaker::tag::{AtomicStateTag, StateTag};
+use crate::config::{Config, SlidingWindowType};
+use crate::event::listeners::Listeners;
+use crate::name::Name;
+use crate::state::State;
+use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard};
+use crate::time::clock::Clock;
+use crate::time::scheduler::Scheduler;
+use crate::time::timestamp::Timestamp;
+use crate::window::closed::{self, ClosedWindow};
+use crate::window::{StateMetrics, Thresholds};
+
+/// What a breaker shares with the other breakers of its registry.
+#[derive(Debug)]
+pub(crate) struct Env {
+    pub(crate) clock: Clock,
+    pub(crate) scheduler: Scheduler,
+    pub(crate) listeners: Arc<Listeners>,
+}
+
+impl Env {
+    pub(crate) fn new(clock: Clock) -> Arc<Env> {
+        Arc::new(Env {
+            scheduler: Scheduler::new(clock.clone()),
+            clock,
+            listeners: Arc::default(),
+        })
+    }
+}
+
+pub(crate) struct Shared {
+    pub(crate) name: &'static Name,
+    pub(crate) config: Config,
+    pub(crate) env: Arc<Env>,
+    /// The current state, readable without the lock.
+    pub(crate) tag: AtomicStateTag,
+    /// OPEN: calls are let through once the clock is strictly after this (Unix nanoseconds).
+    /// Written before `tag` when OPEN is entered, so a reader that sees OPEN in `tag` sees it.
+    pub(crate) retry_after: AtomicU64,
+    /// The not-permitted count of the current state's metrics object: reset when a state gets a
+    /// new object, carried on when OPEN inherits the previous one.
+    pub(crate) not_permitted: AtomicU64,
+    /// OPEN's window figures, kept up to date under the lock, so that a rejection made without
+    /// the lock can still publish an event carrying the metrics.
+    pub(crate) open_view: OpenView,
+    /// CLOSED's count window, recorded without the lock (count-based windows of up to
+    /// `window::closed::MAX_SIZE` calls; others record under the lock).
+    pub(crate) fast: Option<Arc<ClosedWindow>>,
+    /// CLOSED's thresholds, for deciding on a call recorded without the lock.
+    pub(crate) thresholds: Thresholds,
+    /// Whether this breaker has any evidence of its own: a recorded call, or a transition that
+    /// no hint caused. A hint may open only a breaker without it (docs/REDIS_HINT.md). Calls
+    /// recorded without the lock do not set it: `ClosedWindow::has_recorded` tells of them.
+    pub(crate) history: AtomicBool,
+    pub(crate) machine: Mutex<Machine>,
+    pub(crate) listeners: Arc<Listeners>,
+    /// The registry's listeners and clock, the same as `env`'s, held here so that the hot path
+    /// reaches them with one pointer less.
+    pub(crate) registry_listeners: Arc<Listeners>,
+    pub(crate) clock: Clock,
+    /// The rate-limited DEBUG line for rejected calls.
+    pub(crate) rejections: RejectLog,
+    pub(crate) this: Weak<Shared>,
+}
+
+/// The current state object, behind the breaker's lock. Every transition makes a new one (a
+/// new `id`), as Resilience4j builds a new state object; timers and permits remember the id
+/// they belong to.
+pub(crate) struct Machine {
+    pub(crate) id: u64,
+    pub(crate) phase: Phase,
+    /// What the state measures. OPEN keeps the metrics of the state it came from; DISABLED
+    /// and FORCED_OPEN have an empty window that records nothing.
+    pub(crate) metrics: StateMetrics,
+}
+
+/// The state, with what only that state has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Closed,
+    Open,
+    HalfOpen {
+        /// Trial permits not handed out yet.
+        trials_left: u32,
+    },
+    Disabled,
+    ForcedOpen,
+    MetricsOnly {
+        /// Which "rate exceeded" events this state published already (once each).
+        reported_failure_rate: bool,
+        reported_slow_rate: bool,
+    },
+}
+
+impl Phase {
+    pub(crate) fn state(self) -> State {
+        match self {
+            Phase::Closed => State::Closed,
+            Phase::Open => State::Open,
+            Phase::HalfOpen { .. } => State::HalfOpen,
+            Phase::Disabled => State::Disabled,
+            Phase::ForcedOpen => State::ForcedOpen,
+            Phase::MetricsOnly { .. } => State::MetricsOnly,
+        }
+    }
+}
+
+impl Machine {
+    pub(crate) fn state(&self) -> State {
+        self.phase.state()
+    }
+
+    pub(crate) fn tag(&self) -> StateTag {
+        StateTag::new(self.id, self.state())
+    }
+
+    pub(crate) fn snapshot(&mut self, now: Timestamp, not_permitted: u64) -> Metrics {
+        let totals = self.metrics.totals(now);
+        let (failure_rate, slow_call_rate) = self.metrics.rates(&totals);
+        Metrics {
+            state: self.state(),
+            failure_rate,
+            slow_call_rate,
+            buffered_calls: totals.calls,
+            failed_calls: totals.failed,
+            successful_calls: totals.calls - totals.failed,
+            slow_calls: totals.slow,
+            slow_successful_calls: totals.slow - totals.slow_failed,
+            slow_failed_calls: totals.slow_failed,
+            not_permitted_calls: not_permitted,
+        }
+    }
+}
+
+impl Shared {
+    /// A breaker named `name` in `env`, CLOSED.
+    pub(crate) fn new(name: &str, config: Config, env: Arc<Env>) -> Arc<Shared> {
+        let now = env.clock.now();
+        let size = config.sliding_window_size();
+        let fast = (config.sliding_window_type() == SlidingWindowType::CountBased
+            && size <= closed::MAX_SIZE
+            && config.lock_free_window())
+        .then(|| Arc::new(ClosedWindow::new(size)));
+        let thresholds = Thresholds::new(&config, config.minimum_number_of_calls());
+        let machine = Machine {
+            id: 0,
+            phase: Phase::Closed,
+            metrics: StateMetrics::closed(&config, now, fast.as_ref(), 0),
+        };
+        let registry_listeners = Arc::clone(&env.listeners);
+        let clock = env.clock.clone();
+        Arc::new_cyclic(|this| Shared {
+            name: crate::name::intern(name),
+            config,
+            env,
+            tag: AtomicStateTag::new(machine.tag()),
+            retry_after: AtomicU64::new(0),
+            not_permitted: AtomicU64::new(0),
+            open_view: OpenView::default(),
+            thresholds,
+            fast,
+            history: AtomicBool::new(false),
+            machine: Mutex::new(machine),
+            listeners: Arc::default(),
+            registry_listeners,
+            clock,
+            rejections: RejectLog::default(),
+            this: this.clone(),
+        })
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Machine> {
+        // Nothing that can panic runs under this lock, so poisoning cannot hide a broken state.
+        self.machine.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    pub(crate) fn name(&self) -> &'static str {
+        self.name.as_str()
+    }
+
+    pub(crate) fn interned_name(&self) -> &'static Name {
+        self.name
+    }
+
+    #[inline]
+    pub(crate) fn wants_call_events(&self) -> bool {
+        !self.listeners.is_empty() || !self.registry_listeners.is_empty()
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared")
+            .field("name", &self.name())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,158 @@
+//! The async protected call: one named future behind `call`, `call_with` and the attribute.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use pin_project_lite::pin_project;
+
+use crate::breaker::CircuitBreaker;
+use crate::call::permit::Permit;
+use crate::classify::{Classify, Outcome};
+use crate::error::{CallError, CallTimedOut};
+
+pin_project! {
+    /// An async protected call.
+    ///
+    /// Written out rather than as an `async fn`, so that every way in is this one type and
+    /// awaiting it moves no future into another: `fut` stays where the call was pinned, and the
+    /// timer for `timeout-duration` is built in place on the first poll. `map` turns `fut`'s
+    /// output into the `Result` that is classified (the identity, or the attribute's
+    /// conversion).
+    pub(crate) struct Call<'a, F, C: ?Sized, M> {
+        breaker: &'a CircuitBreaker,
+        classify: &'a C,
+        map: M,
+        stage: Stage<'a>,
+        #[pin]
+        fut: F,
+        // Set once, on the first poll, if a timeout applies.
+        #[pin]
+        timer: Option<Timer>,
+    }
+}
+
+/// Where a [`Call`] is: not yet asked, running under a permit, or finished.
+enum Stage<'a> {
+    Start,
+    Running(Permit<'a>),
+    Done,
+}
+
+pin_project! {
+    /// The timeout of a running call. Its sleep is polled outside Tokio's cooperative budget,
+    /// as `tokio::time::timeout` does when the call has spent the budget: a busy call still
+    /// times out.
+    struct Timer {
+        #[pin]
+        sleep: tokio::task::Unconstrained<tokio::time::Sleep>,
+        limit: Duration,
+    }
+}
+
+impl<'a, F, C: ?Sized, M> Call<'a, F, C, M> {
+    #[inline]
+    pub(crate) fn new(breaker: &'a CircuitBreaker, classify: &'a C, map: M, fut: F) -> Self {
+        Call {
+            breaker,
+            classify,
+            map,
+            stage: Stage::Start,
+            fut,
+            timer: None,
+        }
+    }
+}
+
+impl<F, C, M, T, E> Future for Call<'_, F, C, M>
+where
+    F: Future,
+    M: Fn(F::Output) -> Result<T, E>,
+    C: Classify<T, E> + ?Sized,
+{
+    type Output = Result<T, CallError<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        match this.stage {
+            Stage::Running(_) => {}
+            Stage::Start => {
+                match this.breaker.shared.acquire() {
+                    Ok(permit) => *this.stage = Stage::Running(permit),
+                    Err(rejected) => {
+                        *this.stage = Stage::Done;
+                        return Poll::Ready(Err(CallError::NotPermitted(rejected)));
+                    }
+                }
+                if let Some(limit) = timeout(this.breaker) {
+                    this.timer.set(Some(Timer {
+                        sleep: tokio::task::unconstrained(tokio::time::sleep(limit)),
+                        limit,
+                    }));
+                }
+            }
+            Stage::Done => panic!("a breaker's call future was polled after it completed"),
+        }
+        let fut = this.fut;
+        let polled = match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
+            Ok(polled) => polled,
+            Err(panic) => match std::mem::replace(this.stage, Stage::Done) {
+                Stage::Running(permit) => permit.panicked(panic),
+                Stage::Start | Stage::Done => resume_unwind(panic),
+            },
+        };
+        if let Poll::Ready(output) = polled {
+            let result = (this.map)(output);
+            if let Stage::Running(permit) = std::mem::replace(this.stage, Stage::Done) {
+                permit.finish(this.classify.classify(&result));
+            }
+            return Poll::Ready(result.map_err(CallError::Failed));
+        }
+        if let Some(timer) = this.timer.as_mut().as_pin_mut() {
+            let timer = timer.project();
+            if timer.sleep.poll(cx).is_ready() {
+                // The call is cancelled: `fut` is not polled again, and is dropped with this
+                // future. It counts as a failure that took at least the timeout.
+                let limit = *timer.limit;
+                if let Stage::Running(permit) = std::mem::replace(this.stage, Stage::Done) {
+                    let elapsed = permit.elapsed().max(limit);
+                    permit.record(Outcome::Failure, elapsed);
+                }
+                let name = this.breaker.shared.interned_name();
+                return Poll::Ready(Err(CallError::TimedOut(CallTimedOut::new(name, limit))));
+            }
+        }
+        Poll::Pending
+    }
+}
+
+/// The configured timeout, if there is one and a Tokio runtime to enforce it.
+#[inline]
+fn timeout(breaker: &CircuitBreaker) -> Option<Duration> {
+    let limit = breaker.config().timeout_duration()?;
+    enforceable(breaker, limit)
+}
+
+#[cold]
+fn enforceable(breaker: &CircuitBreaker, limit: Duration) -> Option<Duration> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        tracing::warn!(
+            breaker = %breaker.name(),
+            "timeout-duration is set but the call runs outside a Tokio runtime; not enforced"
+        );
+        return None;
+    }
+    Some(limit)
+}
+
+impl<F, C: ?Sized, M> fmt::Debug for Call<'_, F, C, M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Call")
+            .field("breaker", &self.breaker.name())
+            .finish_non_exhaustive()
+    }
+}

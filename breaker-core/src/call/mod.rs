@@ -1,0 +1,79 @@
+//! Protected calls: acquire, run, classify, record.
+//!
+//! Every path takes its permit from one place, [`Shared::acquire`](permit), and hands a panic
+//! of the protected code to one place, `Permit::panicked`: the sync calls here, the async
+//! [`Call`](future::Call) future (behind `call`, `call_with` and the attribute), and
+//! [`CircuitBreaker::try_acquire`].
+
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::breaker::CircuitBreaker;
+use crate::call::future::Call;
+use crate::classify::{Classifier, Classify};
+use crate::error::CallError;
+
+pub(crate) mod future;
+pub(crate) mod permit;
+
+impl CircuitBreaker {
+    /// Runs `fut` if the breaker permits, timing it and recording its result (every error a
+    /// failure). A rejected call returns [`CallError::NotPermitted`] without polling `fut`.
+    ///
+    /// Nothing happens until the returned future is first polled: that is when the breaker is
+    /// asked, and when the call's time (and its `timeout-duration`, under a Tokio runtime)
+    /// starts. If the future is dropped before it finishes (a cancelled call), the permit is
+    /// given back and nothing is recorded. If `fut` panics, a failure is recorded and the panic
+    /// continues.
+    #[inline]
+    pub fn call<T, E, F>(
+        &self,
+        fut: F,
+    ) -> impl Future<Output = Result<T, CallError<E>>> + use<'_, T, E, F>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        const EVERY_ERROR: &Classifier = &Classifier::new();
+        Call::new(self, EVERY_ERROR, std::convert::identity, fut)
+    }
+
+    /// [`call`](CircuitBreaker::call) with a classification of its own.
+    #[inline]
+    pub fn call_with<'a, T, E, F, C>(
+        &'a self,
+        classify: &'a C,
+        fut: F,
+    ) -> impl Future<Output = Result<T, CallError<E>>> + use<'a, T, E, F, C>
+    where
+        F: Future<Output = Result<T, E>>,
+        C: Classify<T, E> + ?Sized,
+    {
+        Call::new(self, classify, std::convert::identity, fut)
+    }
+
+    /// Runs `f` if the breaker permits, timing it and recording its result (every error a
+    /// failure). If `f` panics, a failure is recorded and the panic continues.
+    #[inline]
+    pub fn call_sync<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
+    where
+        F: FnOnce() -> Result<T, E>,
+    {
+        self.call_sync_with(&Classifier::new(), f)
+    }
+
+    /// [`call_sync`](CircuitBreaker::call_sync) with a classification of its own.
+    #[inline(always)]
+    pub fn call_sync_with<T, E, F, C>(&self, classify: &C, f: F) -> Result<T, CallError<E>>
+    where
+        F: FnOnce() -> Result<T, E>,
+        C: Classify<T, E> + ?Sized,
+    {
+        let permit = self.shared.acquire()?;
+        let result = match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(result) => result,
+            Err(panic) => permit.panicked(panic),
+        };
+        permit.finish(classify.classify(&result));
+        result.map_err(CallError::Failed)
+    }
+}

@@ -1,0 +1,327 @@
+//! How a call's result counts: success, failure, or ignored.
+//!
+//! Three layers, each optional: the code's own classification ([`Classifier`], or any
+//! `Fn(&Result<T, E>) -> Outcome`), the configured error kinds (`record-exceptions` and
+//! `ignore-exceptions`, named in configuration files and registered in code as [`ErrorKind`]s),
+//! and [`ConfiguredClassifier`], which puts the second on top of the first.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+/// How a call ended, as the breaker counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// A success (slow if it took longer than `slow-call-duration-threshold`).
+    Success,
+    /// A failure (slow if it took longer than `slow-call-duration-threshold`).
+    Failure,
+    /// Neither: an error the breaker ignores (for example a 4xx caused by bad input). A trial
+    /// permit in HALF_OPEN is given back.
+    Ignored,
+}
+
+/// Decides how a call's result counts: success, failure, or ignored.
+///
+/// Any `Fn(&Result<T, E>) -> Outcome` is a `Classify`; [`Classifier`] builds one from
+/// Resilience4j's three predicates.
+pub trait Classify<T, E> {
+    /// How `result` counts.
+    fn classify(&self, result: &Result<T, E>) -> Outcome;
+}
+
+impl<T, E, F> Classify<T, E> for F
+where
+    F: Fn(&Result<T, E>) -> Outcome,
+{
+    fn classify(&self, result: &Result<T, E>) -> Outcome {
+        self(result)
+    }
+}
+
+/// A test on a value: any `Fn(&X) -> bool`, or one of [`Always`] and [`Never`].
+pub trait Predicate<X: ?Sized> {
+    /// Whether `x` matches.
+    fn test(&self, x: &X) -> bool;
+}
+
+impl<X: ?Sized, F: Fn(&X) -> bool> Predicate<X> for F {
+    fn test(&self, x: &X) -> bool {
+        self(x)
+    }
+}
+
+/// A predicate that matches everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Always;
+
+/// A predicate that matches nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Never;
+
+impl<X: ?Sized> Predicate<X> for Always {
+    fn test(&self, _: &X) -> bool {
+        true
+    }
+}
+
+impl<X: ?Sized> Predicate<X> for Never {
+    fn test(&self, _: &X) -> bool {
+        false
+    }
+}
+
+/// Resilience4j's classification: `ignore` errors count for nothing; of the rest, `record`
+/// errors are failures and others successes; an `Ok` value matching `result` is a failure.
+///
+/// The default records every error and no `Ok` value.
+///
+/// ```
+/// use breaker_core::{Classifier, Classify, Outcome};
+///
+/// #[derive(Debug)]
+/// enum HttpError { Status(u16), Timeout }
+///
+/// let classify = Classifier::new()
+///     .ignore(|e: &HttpError| matches!(e, HttpError::Status(400..=499)))
+///     .result(|status: &u16| *status == 503);
+/// assert_eq!(classify.classify(&Err::<u16, _>(HttpError::Status(404))), Outcome::Ignored);
+/// assert_eq!(classify.classify(&Err::<u16, _>(HttpError::Timeout)), Outcome::Failure);
+/// assert_eq!(classify.classify(&Ok::<u16, HttpError>(503)), Outcome::Failure);
+/// assert_eq!(classify.classify(&Ok::<u16, HttpError>(200)), Outcome::Success);
+/// ```
+#[derive(Clone, Copy, Default)]
+pub struct Classifier<Rec = Always, Ign = Never, Res = Never> {
+    record: Rec,
+    ignore: Ign,
+    result: Res,
+}
+
+impl Classifier {
+    /// Every error is a failure, every `Ok` a success.
+    pub const fn new() -> Classifier {
+        Classifier {
+            record: Always,
+            ignore: Never,
+            result: Never,
+        }
+    }
+}
+
+impl<Rec, Ign, Res> Classifier<Rec, Ign, Res> {
+    /// Only errors matching `record` are failures; other (not ignored) errors are successes.
+    pub fn record<P>(self, record: P) -> Classifier<P, Ign, Res> {
+        Classifier {
+            record,
+            ignore: self.ignore,
+            result: self.result,
+        }
+    }
+
+    /// Errors matching `ignore` count as neither success nor failure.
+    pub fn ignore<P>(self, ignore: P) -> Classifier<Rec, P, Res> {
+        Classifier {
+            record: self.record,
+            ignore,
+            result: self.result,
+        }
+    }
+
+    /// `Ok` values matching `result` count as failures (the value is still returned).
+    pub fn result<P>(self, result: P) -> Classifier<Rec, Ign, P> {
+        Classifier {
+            record: self.record,
+            ignore: self.ignore,
+            result,
+        }
+    }
+}
+
+impl<T, E, Rec, Ign, Res> Classify<T, E> for Classifier<Rec, Ign, Res>
+where
+    Rec: Predicate<E>,
+    Ign: Predicate<E>,
+    Res: Predicate<T>,
+{
+    #[inline]
+    fn classify(&self, result: &Result<T, E>) -> Outcome {
+        match result {
+            Ok(value) if self.result.test(value) => Outcome::Failure,
+            Ok(_) => Outcome::Success,
+            Err(e) if self.ignore.test(e) => Outcome::Ignored,
+            Err(e) if self.record.test(e) => Outcome::Failure,
+            Err(_) => Outcome::Success,
+        }
+    }
+}
+
+impl<Rec, Ign, Res> fmt::Debug for Classifier<Rec, Ign, Res> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Classifier").finish_non_exhaustive()
+    }
+}
+
+/// A named test on errors, registered in code so that configuration files can name it in
+/// `record-exceptions` and `ignore-exceptions`.
+///
+/// Resilience4j lists exception classes there (`java.io.IOException`); Rust errors have no class
+/// hierarchy, so the name stands for a predicate over your own error type. A kind only matches
+/// errors of the type it was made for: `ErrorKind::new("ServerError", |e: &HttpError| ...)`
+/// never matches an `io::Error`.
+///
+/// ```
+/// use breaker_core::ErrorKind;
+///
+/// #[derive(Debug)]
+/// enum HttpError { Status(u16), Timeout }
+///
+/// let server = ErrorKind::new("ServerError", |e: &HttpError| matches!(e, HttpError::Status(500..=599)));
+/// let io = ErrorKind::of_type::<std::io::Error>("java.io.IOException");
+/// assert!(server.matches(&HttpError::Status(503)));
+/// assert!(!server.matches(&HttpError::Timeout));
+/// assert!(!server.matches(&std::io::Error::other("down")));
+/// assert!(io.matches(&std::io::Error::other("down")));
+/// ```
+#[derive(Clone)]
+pub struct ErrorKind {
+    name: Arc<str>,
+    test: Arc<KindTest>,
+}
+
+type KindTest = dyn Fn(&dyn Any) -> bool + Send + Sync;
+
+impl ErrorKind {
+    /// The kind `name`: errors of type `E` for which `predicate` returns true.
+    ///
+    /// Names are matched exactly (case-sensitive). A name meant for a `.properties` list
+    /// (`record-exceptions=a,b`) should not contain a comma.
+    pub fn new<E, P>(name: &str, predicate: P) -> ErrorKind
+    where
+        E: 'static,
+        P: Fn(&E) -> bool + Send + Sync + 'static,
+    {
+        ErrorKind {
+            name: Arc::from(name),
+            test: Arc::new(move |error: &dyn Any| {
+                error.downcast_ref::<E>().is_some_and(&predicate)
+            }),
+        }
+    }
+
+    /// The kind `name`: every error of type `E`.
+    pub fn of_type<E: 'static>(name: &str) -> ErrorKind {
+        ErrorKind::new(name, |_: &E| true)
+    }
+
+    /// The kind's name, as configuration files spell it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether `error` is of this kind.
+    pub fn matches<E: 'static>(&self, error: &E) -> bool {
+        self.matches_any(error)
+    }
+
+    /// Whether `error` (of any type) is of this kind.
+    pub fn matches_any(&self, error: &dyn Any) -> bool {
+        (self.test)(error)
+    }
+}
+
+impl PartialEq for ErrorKind {
+    /// Two kinds are equal when they are the same registered kind (the same name and the same
+    /// predicate, as cloned from one `ErrorKind`).
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && Arc::ptr_eq(&self.test, &other.test)
+    }
+}
+
+impl fmt::Debug for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ErrorKind").field(&self.name).finish()
+    }
+}
+
+/// A [`Classify`] that applies a config's `record-exceptions` and `ignore-exceptions`; made by
+/// [`Config::classifier`](crate::Config::classifier).
+///
+/// For an error, in this order:
+/// 1. it matches an `ignore-exceptions` kind: ignored;
+/// 2. the code's classification says ignored: ignored;
+/// 3. `record-exceptions` is set: a failure if the error matches one of its kinds, else a
+///    success (Resilience4j: with `recordExceptions`, only those are failures);
+/// 4. otherwise the code's classification decides (by default: a failure).
+///
+/// `Ok` values are always classified by the code (its `result` predicate). The config's kinds
+/// test errors through [`Any`], so the error type must be `'static`.
+#[derive(Clone, Copy)]
+pub struct ConfiguredClassifier<'a, C = Classifier> {
+    record: &'a [ErrorKind],
+    ignore: &'a [ErrorKind],
+    code: C,
+}
+
+impl<'a> ConfiguredClassifier<'a> {
+    /// The kinds `record` (`record-exceptions`) and `ignore` (`ignore-exceptions`), on top of
+    /// the default classification (every error a failure).
+    pub(crate) fn new(record: &'a [ErrorKind], ignore: &'a [ErrorKind]) -> Self {
+        ConfiguredClassifier {
+            record,
+            ignore,
+            code: Classifier::new(),
+        }
+    }
+}
+
+impl<'a, C> ConfiguredClassifier<'a, C> {
+    /// The same configured kinds, on top of `code` (for example a [`Classifier`] with `record`,
+    /// `ignore` and `result` predicates).
+    pub fn with_code<D>(self, code: D) -> ConfiguredClassifier<'a, D> {
+        ConfiguredClassifier {
+            record: self.record,
+            ignore: self.ignore,
+            code,
+        }
+    }
+
+    /// How `error` counts once the configured kinds are applied to what the code said
+    /// (`code`): an `ignore-exceptions` kind makes it ignored; with `record-exceptions`, only a
+    /// listed kind is a failure and any other (not ignored) error a success.
+    fn apply<E: 'static>(&self, error: &E, code: Outcome) -> Outcome {
+        if self.ignore.iter().any(|k| k.matches(error)) {
+            return Outcome::Ignored;
+        }
+        if code == Outcome::Ignored || self.record.is_empty() {
+            return code;
+        }
+        if self.record.iter().any(|k| k.matches(error)) {
+            Outcome::Failure
+        } else {
+            Outcome::Success
+        }
+    }
+}
+
+impl<T, E, C> Classify<T, E> for ConfiguredClassifier<'_, C>
+where
+    E: 'static,
+    C: Classify<T, E>,
+{
+    fn classify(&self, result: &Result<T, E>) -> Outcome {
+        let code = self.code.classify(result);
+        match result {
+            Ok(_) => code,
+            Err(error) => self.apply(error, code),
+        }
+    }
+}
+
+impl<C> fmt::Debug for ConfiguredClassifier<'_, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConfiguredClassifier")
+            .field("record_exceptions", &self.record)
+            .field("ignore_exceptions", &self.ignore)
+            .finish_non_exhaustive()
+    }
+}

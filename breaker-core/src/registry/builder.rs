@@ -1,0 +1,177 @@
+//! Building a registry from code, from configuration files, or both.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::breaker::shared::Env;
+use crate::classify::ErrorKind;
+use crate::concurrent_map::ConcurrentMap;
+use crate::config::file::{self, Format, LoadError, CONFIG_ENV};
+use crate::config::{Config, DEFAULT_CONFIG};
+use crate::registry::keyed::KeyedGroups;
+use crate::registry::{Inner, Registry};
+use crate::time::clock::Clock;
+
+impl Registry {
+    /// An empty registry on the system clock, with Resilience4j's defaults.
+    pub fn new() -> Registry {
+        Registry::builder().build()
+    }
+
+    /// A builder for a registry with its own configs and clock.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// A registry configured from a file (`.toml` or `.properties`); see
+    /// [`RegistryBuilder::load_file`].
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Registry, LoadError> {
+        Registry::builder()
+            .load_file(path)
+            .map(RegistryBuilder::build)
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new()
+    }
+}
+
+/// Builds a [`Registry`]: from code, from configuration files, or both.
+///
+/// Files and code meet by name: a file's `configs.<name>` and `instances.<name>` replace what
+/// the builder had under those names, and a later call replaces a file's. A file's
+/// `base-config` may name a shared config given in code, and its `record-exceptions` and
+/// `ignore-exceptions` name [error kinds](RegistryBuilder::error_kind) registered before it is
+/// loaded.
+#[derive(Debug, Default)]
+pub struct RegistryBuilder {
+    clock: Option<Clock>,
+    configs: HashMap<String, Config>,
+    instances: HashMap<String, Config>,
+    kinds: HashMap<String, ErrorKind>,
+}
+
+impl RegistryBuilder {
+    /// The clock for every breaker and timer of the registry (default: the system clock).
+    pub fn clock(mut self, clock: impl Into<Clock>) -> Self {
+        self.clock = Some(clock.into());
+        self
+    }
+
+    /// The `default` shared config (Spring's `configs.default`).
+    pub fn default_config(self, config: Config) -> Self {
+        self.shared_config(DEFAULT_CONFIG, config)
+    }
+
+    /// A named shared config (Spring's `configs.<name>`), for [`Registry::shared_config`] and
+    /// as a base for instance configs.
+    pub fn shared_config(mut self, name: &str, config: Config) -> Self {
+        self.configs.insert(name.to_owned(), config);
+        self
+    }
+
+    /// The config of the breaker named `name` (Spring's `instances.<name>`).
+    pub fn instance(mut self, name: &str, config: Config) -> Self {
+        self.instances.insert(name.to_owned(), config);
+        self
+    }
+
+    /// Registers an error kind, so that files loaded after this can name it in
+    /// `record-exceptions` and `ignore-exceptions` (a kind of the same name is replaced).
+    ///
+    /// ```
+    /// use breaker_core::{ErrorKind, Format, Registry};
+    ///
+    /// #[derive(Debug)]
+    /// struct HttpError(u16);
+    ///
+    /// let registry = Registry::builder()
+    ///     .error_kind(ErrorKind::new("ClientError", |e: &HttpError| (400..500).contains(&e.0)))
+    ///     .load_str(
+    ///         Format::Properties,
+    ///         "application.properties",
+    ///         "resilience4j.circuitbreaker.instances.credit.ignore-exceptions=ClientError",
+    ///     )?
+    ///     .build();
+    /// let config = registry.config_for("credit");
+    /// assert_eq!(config.ignore_exceptions()[0].name(), "ClientError");
+    /// # Ok::<(), breaker_core::LoadError>(())
+    /// ```
+    pub fn error_kind(mut self, kind: ErrorKind) -> Self {
+        self.kinds.insert(kind.name().to_owned(), kind);
+        self
+    }
+
+    /// Loads a configuration file, `.toml` or `.properties` by its extension.
+    ///
+    /// The file is rejected whole on the first problem (nothing of it reaches the builder),
+    /// with an error naming the file, the line, the key, the value and what was expected.
+    pub fn load_file(self, path: impl AsRef<Path>) -> Result<Self, LoadError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let format = Format::from_path(path).ok_or_else(|| LoadError::unknown_format(&name))?;
+        let bytes = std::fs::read(path).map_err(|e| LoadError::io(&name, &e))?;
+        self.load_bytes(format, &name, &bytes)
+    }
+
+    /// Loads configuration text in `format`; `name` stands for the file in error messages.
+    pub fn load_str(self, format: Format, name: &str, text: &str) -> Result<Self, LoadError> {
+        self.load_bytes(format, name, text.as_bytes())
+    }
+
+    /// Loads configuration bytes (UTF-8 text) in `format`; `name` stands for the file in error
+    /// messages.
+    pub fn load_bytes(
+        mut self,
+        format: Format,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<Self, LoadError> {
+        let loaded = file::load(format, name, bytes, &self.configs, &self.kinds)?;
+        self.configs.extend(loaded.configs);
+        self.instances.extend(loaded.instances);
+        Ok(self)
+    }
+
+    /// Loads the file named by the `BREAKER_CONFIG` environment variable ([`CONFIG_ENV`]), if
+    /// it is set and not empty; otherwise changes nothing.
+    ///
+    /// For a global registry with error kinds (which a file can only name once they are
+    /// registered), install it before the first protected call:
+    ///
+    /// ```no_run
+    /// use breaker_core::{ErrorKind, Registry};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registry = Registry::builder()
+    ///     .error_kind(ErrorKind::of_type::<std::io::Error>("IoError"))
+    ///     .load_env()?
+    ///     .build();
+    /// Registry::install_global(registry)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn load_env(self) -> Result<Self, LoadError> {
+        match std::env::var_os(CONFIG_ENV) {
+            Some(path) if !path.is_empty() => self.load_file(path),
+            _ => Ok(self),
+        }
+    }
+
+    /// The registry.
+    pub fn build(mut self) -> Registry {
+        self.configs.entry(DEFAULT_CONFIG.to_owned()).or_default();
+        Registry {
+            inner: Arc::new(Inner {
+                env: Env::new(self.clock.unwrap_or_default()),
+                configs: self.configs,
+                instances: self.instances,
+                breakers: ConcurrentMap::new(),
+                keyed: KeyedGroups::default(),
+                hooks: Arc::default(),
+            }),
+        }
+    }
+}
+

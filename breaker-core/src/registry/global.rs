@@ -1,0 +1,102 @@
+//! The process-wide registry that `#[circuit_breaker]` uses.
+
+use std::fmt;
+
+use once_cell::sync::OnceCell;
+
+use crate::config::file::{LoadError, CONFIG_ENV};
+use crate::registry::Registry;
+
+static GLOBAL: OnceCell<Registry> = OnceCell::new();
+
+/// Why the file named by `BREAKER_CONFIG` was not loaded into the global registry, if it was not.
+static GLOBAL_LOAD_ERROR: OnceCell<LoadError> = OnceCell::new();
+
+/// [`Registry::install_global`] was called after the global registry was already in use.
+#[derive(Debug)]
+pub struct GlobalAlreadySet {
+    rejected: Registry,
+}
+
+impl GlobalAlreadySet {
+    /// The registry that was not installed.
+    pub fn into_registry(self) -> Registry {
+        self.rejected
+    }
+}
+
+impl fmt::Display for GlobalAlreadySet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "the global breaker registry is already in use; install it before the first \
+             protected call or Registry::global()",
+        )
+    }
+}
+
+impl std::error::Error for GlobalAlreadySet {}
+
+impl Registry {
+    /// The process-wide registry that `#[circuit_breaker]` uses.
+    ///
+    /// Its configuration is fixed at first use, and never changes after:
+    /// 1. a registry installed with [`Registry::install_global`] before first use; else
+    /// 2. the file named by the `BREAKER_CONFIG` environment variable ([`CONFIG_ENV`]), if set
+    ///    and not empty, read once; else
+    /// 3. Resilience4j's defaults.
+    ///
+    /// A `BREAKER_CONFIG` file that cannot be loaded is rejected whole: the global registry
+    /// then runs with the defaults, the full error is logged at ERROR (and written to stderr,
+    /// since first use may come before logging is set up), and [`Registry::try_global`]
+    /// returns that error, every time. This never panics and never fails a protected call over
+    /// a configuration mistake; a service that must not start misconfigured calls
+    /// `Registry::try_global()?` at startup, before serving.
+    pub fn global() -> &'static Registry {
+        GLOBAL.get_or_init(|| match Registry::builder().load_env() {
+            Ok(builder) => builder.build(),
+            Err(err) => {
+                tracing::error!(
+                    error = %err,
+                    "breaker: {CONFIG_ENV} names a configuration that was rejected; the global \
+                     registry runs with Resilience4j's defaults"
+                );
+                eprintln!(
+                    "breaker: {CONFIG_ENV} names a configuration that was rejected; the global \
+                     registry runs with Resilience4j's defaults: {err}"
+                );
+                let _first = GLOBAL_LOAD_ERROR.set(err);
+                Registry::new()
+            }
+        })
+    }
+
+    /// The global registry, or why the `BREAKER_CONFIG` file could not be loaded into it.
+    ///
+    /// Call it once at startup to fail fast on a bad file:
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registry = breaker_core::Registry::try_global()?;
+    /// # let _ = registry; Ok(()) }
+    /// ```
+    ///
+    /// Like [`Registry::global`], the first call fixes the global registry's configuration.
+    /// If the global registry was installed with [`Registry::install_global`], the variable
+    /// is not read and this always succeeds.
+    pub fn try_global() -> Result<&'static Registry, &'static LoadError> {
+        let registry = Registry::global();
+        match GLOBAL_LOAD_ERROR.get() {
+            Some(err) => Err(err),
+            None => Ok(registry),
+        }
+    }
+
+    /// Makes `registry` the global one. Fails, handing the registry back, if the global
+    /// registry was already installed or used, so a configuration can never be silently
+    /// ignored by breakers that already exist.
+    pub fn install_global(registry: Registry) -> Result<(), GlobalAlreadySet> {
+        GLOBAL
+            .set(registry)
+            .map_err(|rejected| GlobalAlreadySet { rejected })
+    }
+}

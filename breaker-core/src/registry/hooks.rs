@@ -1,0 +1,42 @@
+//! Hooks on a registry's set of breakers, for code outside the registry that must hear of
+//! every breaker (the metrics export, the Redis hint, an application's own bookkeeping).
+
+use std::sync::{Arc, Mutex};
+
+use crate::breaker::CircuitBreaker;
+
+/// Something that happened to a registry's set of breakers.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RegistryEvent<'a> {
+    /// A breaker was created (on first use of its name, or of its key in a keyed group) and is
+    /// now in the registry.
+    Added(&'a CircuitBreaker),
+}
+
+type Hook = Arc<dyn Fn(&RegistryEvent<'_>) + Send + Sync>;
+
+/// The registry's hooks. Creating a breaker is rare (once per name or key), so a mutex is
+/// fine here; no hook runs while it is held.
+#[derive(Default)]
+pub(crate) struct Hooks(Mutex<Vec<Hook>>);
+
+impl Hooks {
+    pub(crate) fn add(&self, hook: Hook) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(hook);
+    }
+
+    pub(crate) fn run(&self, event: &RegistryEvent<'_>) {
+        let hooks = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for hook in hooks {
+            hook(event);
+        }
+    }
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let count = self.0.lock().map_or(0, |hooks| hooks.len());
+        f.debug_struct("Hooks").field("count", &count).finish()
+    }
+}
