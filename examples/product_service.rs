@@ -65,6 +65,7 @@ async fn fallback(_id: &str, err: CallError<ProductError>) -> Result<Product, Pr
         CallError::Failed(e) => format!("ProductError::{e:?}"),
         CallError::NotPermitted(_) => "CallNotPermitted".to_owned(),
         CallError::TimedOut(t) => format!("timed out after {:?}", t.timeout()),
+        other => format!("{other:?}"),
     };
     Ok(Product::Fallback { reason })
 }

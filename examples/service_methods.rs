@@ -63,6 +63,7 @@ impl LlmGateway {
             CallError::Failed(e) => format!("{e:?}"),
             CallError::NotPermitted(r) => format!("rejected by '{}'", r.breaker_name()),
             CallError::TimedOut(t) => format!("timed out after {:?}", t.timeout()),
+            other => format!("{other:?}"),
         };
         match self.cache.lock().unwrap().last() {
             Some(cached) => Ok(format!("[cached, {provider}/{model}: {why}] {cached}")),

@@ -80,6 +80,7 @@ fn describe(err: &CallError<ApiError>) -> String {
         CallError::Failed(e) => format!("failed {e:?}"),
         CallError::NotPermitted(r) => format!("not permitted by {}", r.breaker_name()),
         CallError::TimedOut(t) => format!("timed out after {:?}", t.timeout()),
+        other => format!("{other:?}"),
     }
 }
 

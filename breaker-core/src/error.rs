@@ -4,9 +4,9 @@ use std::error::Error;
 use std::fmt;
 use std::time::Duration;
 
-use crate::time::timestamp::duration_nanos;
 use crate::name::Name;
 use crate::state::State;
+use crate::time::timestamp::duration_nanos;
 
 /// A call was rejected: the breaker is OPEN or FORCED_OPEN, or HALF_OPEN with every trial
 /// permit taken. The downstream was not called.
@@ -160,7 +160,11 @@ impl From<CallTimedOut> for CallNotPermitted {
 }
 
 /// How a protected call ended, when it did not end with `Ok`.
+///
+/// Non-exhaustive: a later version may tell apart more ways a call can end without its own
+/// result, so a `match` on it needs a `_` arm.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum CallError<E> {
     /// The breaker rejected the call; the downstream was not called.
     NotPermitted(CallNotPermitted),

@@ -1,4 +1,4 @@
-//! The engine behind [`breaker`](https://docs.rs/breaker): Resilience4j's circuit-breaker
+//! The engine behind [`resilience-breaker`](https://docs.rs/resilience-breaker) (`use breaker::...`): Resilience4j's circuit-breaker
 //! state machine for Rust.
 //!
 //! - [`CircuitBreaker`]: the six states (CLOSED, OPEN, HALF_OPEN, DISABLED, FORCED_OPEN,

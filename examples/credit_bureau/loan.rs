@@ -230,7 +230,8 @@ impl CreditCheck {
             CallError::TimedOut(_) => {
                 self.stats.timed_out.fetch_add(1, Ordering::SeqCst);
             }
-            CallError::Failed(_) => {
+            // A failed call, or any way of ending a later version adds.
+            _ => {
                 self.stats.failed.fetch_add(1, Ordering::SeqCst);
             }
         }
