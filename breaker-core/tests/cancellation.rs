@@ -185,3 +185,44 @@ fn a_panicking_fallback_or_listener_leaves_the_breaker_consistent() {
     assert_eq!(m.state, State::Open, "1 of 2 trials failed = 50%: OPEN");
     assert_eq!((m.buffered_calls, m.failed_calls), (2, 1));
 }
+
+/// Runs `on_drop` when dropped: what a cancelled future's own clean-up does.
+struct OnDrop<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for OnDrop<F> {
+    fn drop(&mut self) {
+        (self.0)();
+    }
+}
+
+/// A cancelled HALF_OPEN trial keeps its permit until its own future is gone: clean-up code
+/// that runs while the wrapped future is dropped (here, a `Drop` that asks for a permit) still
+/// finds every trial taken, so no more trials run at once than the state allows.
+#[test]
+fn a_cancelled_trial_keeps_its_permit_while_its_future_is_dropped() {
+    let (_registry, b) = half_open(1);
+    let second_trial = Arc::new(AtomicUsize::new(0));
+    {
+        let b2 = b.clone();
+        let seen = Arc::clone(&second_trial);
+        let mut call = Box::pin(b.call(async move {
+            let _cleanup = OnDrop(move || {
+                if let Ok(permit) = b2.try_acquire() {
+                    seen.fetch_add(1, Ordering::SeqCst);
+                    permit.release();
+                }
+            });
+            YieldOnce(false).await;
+            Ok::<_, ()>(())
+        }));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+    } // cancelled: the wrapped future, with its clean-up, is dropped here
+    assert_eq!(
+        second_trial.load(Ordering::SeqCst),
+        0,
+        "a second trial was granted while the first one's future was still being dropped"
+    );
+    // Once the cancelled call is gone, its permit is back.
+    assert!(b.try_acquire().is_ok());
+}

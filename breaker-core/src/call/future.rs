@@ -23,15 +23,19 @@ pin_project! {
     /// output into the `Result` that is classified (the identity, or the attribute's
     /// conversion).
     pub(crate) struct Call<'a, F, C: ?Sized, M> {
-        breaker: &'a CircuitBreaker,
-        classify: &'a C,
-        map: M,
-        stage: Stage<'a>,
+        // Fields drop in this order: the wrapped future first, so that a cancelled call holds
+        // its permit (in `stage`) until everything the call's own code owns is gone; a trial
+        // permit given back any earlier could let another trial start while this one's
+        // clean-up still runs.
         #[pin]
         fut: F,
         // Set once, on the first poll, if a timeout applies.
         #[pin]
         timer: Option<Timer>,
+        stage: Stage<'a>,
+        breaker: &'a CircuitBreaker,
+        classify: &'a C,
+        map: M,
     }
 }
 
