@@ -26,6 +26,7 @@ mod publish;
 mod reject_log;
 pub(crate) mod shared;
 pub(crate) mod tag;
+pub(crate) mod warned;
 
 
 /// A circuit breaker. Cloning gives another handle to the same breaker.

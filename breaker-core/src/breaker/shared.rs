@@ -10,6 +10,7 @@ use std::sync::{Arc, Weak};
 use crate::breaker::metrics::{Metrics, OpenView};
 use crate::breaker::reject_log::RejectLog;
 use crate::breaker::tag::{AtomicStateTag, StateTag};
+use crate::breaker::warned::Warned;
 use crate::config::{Config, SlidingWindowType};
 use crate::event::listeners::Listeners;
 use crate::name::Name;
@@ -71,6 +72,8 @@ pub(crate) struct Shared {
     pub(crate) clock: Clock,
     /// The rate-limited DEBUG line for rejected calls.
     pub(crate) rejections: RejectLog,
+    /// The warnings written once per breaker.
+    pub(crate) warned: Warned,
     pub(crate) this: Weak<Shared>,
 }
 
@@ -176,6 +179,7 @@ impl Shared {
             registry_listeners,
             clock,
             rejections: RejectLog::default(),
+            warned: Warned::default(),
             this: this.clone(),
         })
     }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 
 use crate::breaker::CircuitBreaker;
+use crate::breaker::warned::Warning;
 use crate::call::permit::Permit;
 use crate::classify::{Classify, Outcome};
 use crate::error::{CallError, CallTimedOut};
@@ -92,11 +93,10 @@ where
                         return Poll::Ready(Err(CallError::NotPermitted(rejected)));
                     }
                 }
-                if let Some(limit) = timeout(this.breaker) {
-                    this.timer.set(Some(Timer {
-                        sleep: tokio::task::unconstrained(tokio::time::sleep(limit)),
-                        limit,
-                    }));
+                if let Some(limit) = this.breaker.config().timeout_duration() {
+                    if let Some(sleep) = start_timer(this.breaker, limit) {
+                        this.timer.set(Some(Timer { sleep, limit }));
+                    }
                 }
             }
             Stage::Done => panic!("a breaker's call future was polled after it completed"),
@@ -134,23 +134,44 @@ where
     }
 }
 
-/// The configured timeout, if there is one and a Tokio runtime to enforce it.
-#[inline]
-fn timeout(breaker: &CircuitBreaker) -> Option<Duration> {
-    let limit = breaker.config().timeout_duration()?;
-    enforceable(breaker, limit)
-}
-
+/// The sleep that enforces `timeout-duration`, if the call runs where it can be enforced: on a
+/// Tokio runtime with its time driver. Elsewhere the call runs without a timeout, and the
+/// breaker says so once (not once per call).
 #[cold]
-fn enforceable(breaker: &CircuitBreaker, limit: Duration) -> Option<Duration> {
-    if tokio::runtime::Handle::try_current().is_err() {
-        tracing::warn!(
-            breaker = %breaker.name(),
-            "timeout-duration is set but the call runs outside a Tokio runtime; not enforced"
-        );
+fn start_timer(
+    breaker: &CircuitBreaker,
+    limit: Duration,
+) -> Option<tokio::task::Unconstrained<tokio::time::Sleep>> {
+    let shared = &breaker.shared;
+    if shared.warned.has(Warning::TimeoutWithoutTimeDriver) {
         return None;
     }
-    Some(limit)
+    if tokio::runtime::Handle::try_current().is_err() {
+        if shared.warned.first(Warning::TimeoutWithoutRuntime) {
+            tracing::warn!(
+                breaker = %breaker.name(),
+                "timeout-duration is set but an async call runs outside a Tokio runtime: it \
+                 runs without a timeout (said once per breaker)"
+            );
+        }
+        return None;
+    }
+    // Tokio offers no way to ask whether the runtime has a time driver; creating a sleep on
+    // one without panics, so that panic is caught here (once: the breaker stops trying).
+    match catch_unwind(|| tokio::time::sleep(limit)) {
+        Ok(sleep) => Some(tokio::task::unconstrained(sleep)),
+        Err(_) => {
+            if shared.warned.first(Warning::TimeoutWithoutTimeDriver) {
+                tracing::warn!(
+                    breaker = %breaker.name(),
+                    "timeout-duration is set but the Tokio runtime has no time driver \
+                     (build it with enable_time() or enable_all()): this breaker's calls run \
+                     without a timeout"
+                );
+            }
+            None
+        }
+    }
 }
 
 impl<F, C: ?Sized, M> fmt::Debug for Call<'_, F, C, M> {

@@ -8,6 +8,7 @@
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::breaker::warned::Warning;
 use crate::breaker::CircuitBreaker;
 use crate::call::future::Call;
 use crate::classify::{Classifier, Classify};
@@ -68,6 +69,9 @@ impl CircuitBreaker {
         F: FnOnce() -> Result<T, E>,
         C: Classify<T, E> + ?Sized,
     {
+        if self.shared.config.timeout_duration().is_some() {
+            untimed_sync_call(self);
+        }
         let permit = self.shared.acquire()?;
         let result = match catch_unwind(AssertUnwindSafe(f)) {
             Ok(result) => result,
@@ -75,5 +79,18 @@ impl CircuitBreaker {
         };
         permit.finish(classify.classify(&result));
         result.map_err(CallError::Failed)
+    }
+}
+
+/// A synchronous call cannot be cancelled, so `timeout-duration` does not apply to it: say so,
+/// once per breaker.
+#[cold]
+fn untimed_sync_call(breaker: &CircuitBreaker) {
+    if breaker.shared.warned.first(Warning::TimeoutOnSyncCall) {
+        tracing::warn!(
+            breaker = %breaker.name(),
+            "timeout-duration is set but applies to async calls only: a synchronous call cannot \
+             be cancelled, so it runs to the end (said once per breaker)"
+        );
     }
 }
