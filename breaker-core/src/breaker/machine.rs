@@ -209,6 +209,9 @@ impl Shared {
         if cause != TransitionCause::Hint {
             self.note_history();
         }
+        if let Some(timer) = m.timer.take() {
+            self.env.scheduler.cancel(timer);
+        }
         m.id += 1;
         let config = &self.config;
         m.phase = match to {
@@ -230,12 +233,12 @@ impl Shared {
                 self.retry_after
                     .store(retry_after.unix_nanos(), Ordering::Release);
                 if config.automatic_transition_from_open_to_half_open_enabled() {
-                    self.env.scheduler.schedule(
+                    m.timer = Some(self.env.scheduler.schedule(
                         retry_after,
                         self.this.clone(),
                         m.id,
                         TimerAction::OpenToHalfOpen,
-                    );
+                    ));
                 }
                 Phase::Open
             }
@@ -243,12 +246,12 @@ impl Shared {
                 m.metrics = StateMetrics::half_open(config);
                 let max_wait = config.max_wait_duration_in_half_open_state();
                 if !max_wait.is_zero() {
-                    self.env.scheduler.schedule(
+                    m.timer = Some(self.env.scheduler.schedule(
                         now.saturating_add(max_wait),
                         self.this.clone(),
                         m.id,
                         TimerAction::HalfOpenMaxWait,
-                    );
+                    ));
                 }
                 Phase::HalfOpen {
                     trials_left: config.permitted_number_of_calls_in_half_open_state(),
@@ -372,8 +375,9 @@ impl TimerTarget for Shared {
         {
             let mut m = self.lock();
             if m.id != state_id {
-                return; // that state was left: the timer was cancelled
+                return; // that state was left in the instant the timer fired
             }
+            m.timer = None; // fired: no longer in the queue
             match (action, m.phase) {
                 (TimerAction::OpenToHalfOpen, Phase::Open) => {
                     let cause = TransitionCause::WaitElapsed;

@@ -17,7 +17,7 @@ use crate::name::Name;
 use crate::state::State;
 use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard};
 use crate::time::clock::Clock;
-use crate::time::scheduler::Scheduler;
+use crate::time::scheduler::{Scheduler, TimerKey};
 use crate::time::timestamp::Timestamp;
 use crate::window::closed::{self, ClosedWindow};
 use crate::window::{StateMetrics, Thresholds};
@@ -86,6 +86,9 @@ pub(crate) struct Machine {
     /// What the state measures. OPEN keeps the metrics of the state it came from; DISABLED
     /// and FORCED_OPEN have an empty window that records nothing.
     pub(crate) metrics: StateMetrics,
+    /// The timer this state set (OPEN's wait, HALF_OPEN's max wait), until it fires or the
+    /// state is left, which removes it from the scheduler's queue.
+    pub(crate) timer: Option<TimerKey>,
 }
 
 /// The state, with what only that state has.
@@ -160,6 +163,7 @@ impl Shared {
             id: 0,
             phase: Phase::Closed,
             metrics: StateMetrics::closed(&config, now, fast.as_ref(), 0),
+            timer: None,
         };
         let registry_listeners = Arc::clone(&env.listeners);
         let clock = env.clock.clone();

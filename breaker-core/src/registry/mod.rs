@@ -143,7 +143,8 @@ impl Registry {
         &self.inner.env.clock
     }
 
-    /// Timers waiting in the registry's scheduler (cancelled ones leave when they fall due).
+    /// Timers waiting in the registry's scheduler: at most one per breaker, since a state's
+    /// timer leaves the queue when the state is left.
     pub fn pending_timers(&self) -> usize {
         self.inner.env.scheduler.pending()
     }

@@ -7,17 +7,18 @@
 //! it is advanced.
 //!
 //! A timer names its target (weakly: a breaker, through [`TimerTarget`], so the queue does not
-//! know the breaker's type) and the state it was set for. Every state change gives the
-//! breaker a new state id, so a timer whose state has been left, by any transition or by a reset,
-//! finds a different id when it fires and does nothing: leaving a state cancels its timer.
+//! know the breaker's type) and the state it was set for. Leaving a state cancels its timer:
+//! the breaker removes it from the queue at once ([`Scheduler::cancel`]), so the queue holds
+//! only timers of current states, at most one per breaker. (Should a timer fire in the instant
+//! its state is being left, the state id it carries no longer matches and it does nothing.)
 
-use std::cmp::{Ordering as CmpOrdering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::thread;
 
+use crate::sync::{Condvar, Mutex, MutexGuard};
 use crate::time::clock::Clock;
 use crate::time::manual::DueTimers;
 use crate::time::timestamp::Timestamp;
@@ -37,40 +38,20 @@ pub(crate) trait TimerTarget: Send + Sync {
     fn on_timer(&self, state_id: u64, action: TimerAction);
 }
 
+/// Where a timer sits in its queue: its due time, then the order it was scheduled in.
+pub(crate) type TimerKey = (Timestamp, u64);
+
 struct Entry {
-    due: Timestamp,
-    seq: u64,
     target: Weak<dyn TimerTarget>,
     state_id: u64,
     action: TimerAction,
 }
 
 impl Entry {
-    fn key(&self) -> (Timestamp, u64) {
-        (self.due, self.seq)
-    }
-
     fn fire(self) {
         if let Some(target) = self.target.upgrade() {
             target.on_timer(self.state_id, self.action);
         }
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> CmpOrdering {
-        self.key().cmp(&other.key())
     }
 }
 
@@ -80,50 +61,52 @@ static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 /// The queue itself, shared by the registry's scheduler, its worker thread and (for a manual
 /// clock) the clock.
 pub(crate) struct SchedulerQueue {
-    heap: Mutex<BinaryHeap<Reverse<Entry>>>,
+    timers: Mutex<BTreeMap<TimerKey, Entry>>,
     wake: Condvar,
     shutdown: AtomicBool,
 }
 
 impl SchedulerQueue {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BinaryHeap<Reverse<Entry>>> {
-        self.heap.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<TimerKey, Entry>> {
+        self.timers.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Number of timers waiting (fired-or-cancelled ones are removed as they fall due).
+    /// Number of timers waiting.
     pub(crate) fn len(&self) -> usize {
         self.lock().len()
+    }
+
+    /// The first timer, removed from the queue, if it is due at `now`.
+    fn pop_due(timers: &mut BTreeMap<TimerKey, Entry>, now: Timestamp) -> Option<Entry> {
+        let entry = timers.first_entry()?;
+        (entry.key().0 <= now).then(|| entry.remove())
     }
 
     fn worker(self: Arc<Self>, clock: Clock) {
         loop {
             let entry = {
-                let mut heap = self.lock();
+                let mut timers = self.lock();
                 loop {
                     if self.shutdown.load(Ordering::Acquire) {
                         return;
                     }
-                    let wait = match heap.peek() {
-                        None => None,
-                        Some(Reverse(head)) => {
-                            let now = clock.now();
-                            if head.due <= now {
-                                break;
-                            }
-                            Some(head.due.saturating_duration_since(now))
-                        }
-                    };
-                    heap = match wait {
-                        None => self.wake.wait(heap).unwrap_or_else(|e| e.into_inner()),
+                    let now = clock.now();
+                    if let Some(entry) = Self::pop_due(&mut timers, now) {
+                        break Some(entry);
+                    }
+                    let wait = timers
+                        .first_key_value()
+                        .map(|((due, _), _)| due.saturating_duration_since(now));
+                    timers = match wait {
+                        None => self.wake.wait(timers).unwrap_or_else(|e| e.into_inner()),
                         Some(left) => {
                             self.wake
-                                .wait_timeout(heap, left)
+                                .wait_timeout(timers, left)
                                 .unwrap_or_else(|e| e.into_inner())
                                 .0
                         }
                     };
                 }
-                heap.pop().map(|Reverse(e)| e)
             };
             if let Some(entry) = entry {
                 entry.fire();
@@ -135,18 +118,12 @@ impl SchedulerQueue {
 impl DueTimers for SchedulerQueue {
     /// Due time and order of the next timer, if any.
     fn peek_key(&self) -> Option<(Timestamp, u64)> {
-        self.lock().peek().map(|Reverse(e)| e.key())
+        self.lock().first_key_value().map(|(key, _)| *key)
     }
 
     /// Runs the head timer if it is due at `now`.
     fn run_next_due(&self, now: Timestamp) {
-        let entry = {
-            let mut heap = self.lock();
-            match heap.peek() {
-                Some(Reverse(e)) if e.due <= now => heap.pop().map(|Reverse(e)| e),
-                _ => None,
-            }
-        };
+        let entry = Self::pop_due(&mut self.lock(), now);
         if let Some(entry) = entry {
             entry.fire();
         }
@@ -164,7 +141,7 @@ pub(crate) struct Scheduler {
 impl Scheduler {
     pub(crate) fn new(clock: Clock) -> Scheduler {
         let queue = Arc::new(SchedulerQueue {
-            heap: Mutex::new(BinaryHeap::new()),
+            timers: Mutex::new(BTreeMap::new()),
             wake: Condvar::new(),
             shutdown: AtomicBool::new(false),
         });
@@ -179,22 +156,21 @@ impl Scheduler {
         }
     }
 
-    /// Sets a timer for `target`'s state `state_id`, due at `due`.
+    /// Sets a timer for `target`'s state `state_id`, due at `due`; the key cancels it.
     pub(crate) fn schedule(
         &self,
         due: Timestamp,
         target: Weak<dyn TimerTarget>,
         state_id: u64,
         action: TimerAction,
-    ) {
+    ) -> TimerKey {
+        let key = (due, NEXT_SEQ.fetch_add(1, Ordering::Relaxed));
         let entry = Entry {
-            due,
-            seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
             target,
             state_id,
             action,
         };
-        self.queue.lock().push(Reverse(entry));
+        self.queue.lock().insert(key, entry);
         self.queue.wake.notify_one();
         if self.clock.as_manual().is_none() && !self.worker_started.swap(true, Ordering::AcqRel) {
             let queue = Arc::clone(&self.queue);
@@ -209,6 +185,12 @@ impl Scheduler {
                 tracing::error!(error = %err, "breaker: could not start the scheduler thread");
             }
         }
+        key
+    }
+
+    /// Removes a timer that has not fired yet (its state was left).
+    pub(crate) fn cancel(&self, key: TimerKey) {
+        self.queue.lock().remove(&key);
     }
 
     pub(crate) fn pending(&self) -> usize {

@@ -1,0 +1,63 @@
+//! The scheduler's queue holds only the timers of states that are still current: a timer
+//! cancelled by a transition or a reset leaves the queue at once, so the queue never holds
+//! more than two timers per breaker, however often breakers cycle.
+
+use std::time::Duration;
+
+use breaker_core::{Config, ManualClock, Registry, State};
+
+fn registry() -> Registry {
+    Registry::builder()
+        .clock(ManualClock::new())
+        .default_config(
+            Config::builder()
+                .wait_duration_in_open_state(Duration::from_secs(3600))
+                .automatic_transition_from_open_to_half_open_enabled(true)
+                .max_wait_duration_in_half_open_state(Duration::from_secs(3600))
+                .build()
+                .unwrap(),
+        )
+        .build()
+}
+
+#[test]
+fn cancelled_timers_leave_the_queue_at_once() {
+    let registry = registry();
+    let b = registry.breaker("timers:cycle");
+    for _ in 0..200_000 {
+        b.transition_to(State::Open).unwrap();
+        b.transition_to(State::HalfOpen).unwrap();
+        b.transition_to(State::Closed).unwrap();
+    }
+    assert_eq!(registry.pending_timers(), 0, "CLOSED has no timer");
+    b.transition_to(State::Open).unwrap();
+    assert_eq!(registry.pending_timers(), 1, "OPEN's wait");
+    b.reset();
+    assert_eq!(registry.pending_timers(), 0, "reset cancels OPEN's wait");
+    b.transition_to(State::Open).unwrap();
+    b.transition_to(State::HalfOpen).unwrap();
+    assert_eq!(registry.pending_timers(), 1, "HALF_OPEN's max wait only");
+    b.transition_to(State::ForcedOpen).unwrap();
+    assert_eq!(registry.pending_timers(), 0);
+}
+
+#[test]
+fn a_timer_that_fires_is_gone_too() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .default_config(
+            Config::builder()
+                .wait_duration_in_open_state(Duration::from_secs(10))
+                .automatic_transition_from_open_to_half_open_enabled(true)
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let b = registry.breaker("timers:fire");
+    b.transition_to(State::Open).unwrap();
+    assert_eq!(registry.pending_timers(), 1);
+    clock.advance(Duration::from_secs(10));
+    assert_eq!(b.state(), State::HalfOpen);
+    assert_eq!(registry.pending_timers(), 0);
+}
