@@ -38,10 +38,10 @@ fn assert_names(err: &LoadError, file: &str, line: u32, key: &str, value: &str, 
     let text = err.to_string();
     assert_eq!(err.file(), file, "{text}");
     assert_eq!(err.line(), Some(line), "{text}");
-    assert_eq!(err.key_name(), Some(key), "{text}");
-    assert_eq!(err.bad_value(), Some(value), "{text}");
+    assert_eq!(err.key(), Some(key), "{text}");
+    assert_eq!(err.value(), Some(value), "{text}");
     assert!(
-        err.expected_value().is_some_and(|e| e.contains(expected)),
+        err.expected().is_some_and(|e| e.contains(expected)),
         "expected {expected:?} in {text}"
     );
     assert!(text.starts_with(&format!("{file}:{line}: ")), "{text}");
@@ -521,7 +521,7 @@ fn unknown_key_names_everything_and_suggests() {
             .contains("did you mean `sliding-window-size`?"),
         "{err}"
     );
-    assert_eq!(err.section_name(), Some("instances.productService"));
+    assert_eq!(err.section(), Some("instances.productService"));
 
     let err = load_err(
         Format::Properties,
@@ -627,8 +627,8 @@ fn a_base_config_cycle_is_named() {
         "{text}"
     );
     assert_eq!(err.line(), Some(6), "{text}");
-    assert_eq!(err.key_name(), Some("base-config"));
-    assert_eq!(err.bad_value(), Some("a"));
+    assert_eq!(err.key(), Some("base-config"));
+    assert_eq!(err.value(), Some("a"));
 
     let err = load_err(
         Format::Properties,

@@ -1,5 +1,6 @@
 //! A configuration value that was rejected.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// A configuration value that was rejected: which key, the value given, and what was expected.
@@ -7,15 +8,19 @@ use std::fmt;
 pub struct ConfigError {
     key: &'static str,
     value: String,
-    expected: &'static str,
+    expected: Cow<'static, str>,
 }
 
 impl ConfigError {
-    pub(crate) fn new(key: &'static str, value: impl fmt::Display, expected: &'static str) -> Self {
+    pub(crate) fn new(
+        key: &'static str,
+        value: impl fmt::Display,
+        expected: impl Into<Cow<'static, str>>,
+    ) -> Self {
         ConfigError {
             key,
             value: value.to_string(),
-            expected,
+            expected: expected.into(),
         }
     }
 
@@ -30,8 +35,8 @@ impl ConfigError {
     }
 
     /// What the key accepts.
-    pub fn expected(&self) -> &'static str {
-        self.expected
+    pub fn expected(&self) -> &str {
+        &self.expected
     }
 }
 

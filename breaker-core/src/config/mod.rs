@@ -9,81 +9,16 @@ use crate::state::State;
 
 mod error;
 pub(crate) mod file;
+pub mod keys;
+mod window_type;
 
 pub use error::ConfigError;
+pub use window_type::SlidingWindowType;
+
+use keys::{Key, Value};
 
 /// The name of the shared config that every breaker without one of its own uses.
 pub const DEFAULT_CONFIG: &str = "default";
-
-/// How the sliding window that computes the rates in CLOSED is measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum SlidingWindowType {
-    /// The last `sliding-window-size` calls.
-    #[default]
-    CountBased,
-    /// The calls of the last `sliding-window-size` seconds, bucketed by whole epoch second.
-    TimeBased,
-}
-
-impl SlidingWindowType {
-    /// The spelling used in configuration files: `COUNT_BASED` or `TIME_BASED`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            SlidingWindowType::CountBased => "COUNT_BASED",
-            SlidingWindowType::TimeBased => "TIME_BASED",
-        }
-    }
-}
-
-impl fmt::Display for SlidingWindowType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The configuration keys, spelled as in Spring's `resilience4j.circuitbreaker.*` properties.
-pub mod keys {
-    /// `COUNT_BASED` or `TIME_BASED`.
-    pub const SLIDING_WINDOW_TYPE: &str = "sliding-window-type";
-    /// Calls (count-based) or seconds (time-based) in the window.
-    pub const SLIDING_WINDOW_SIZE: &str = "sliding-window-size";
-    /// Calls in the window before any rate is computed.
-    pub const MINIMUM_NUMBER_OF_CALLS: &str = "minimum-number-of-calls";
-    /// Failure percentage that opens the breaker.
-    pub const FAILURE_RATE_THRESHOLD: &str = "failure-rate-threshold";
-    /// Slow-call percentage that opens the breaker.
-    pub const SLOW_CALL_RATE_THRESHOLD: &str = "slow-call-rate-threshold";
-    /// Calls longer than this are slow.
-    pub const SLOW_CALL_DURATION_THRESHOLD: &str = "slow-call-duration-threshold";
-    /// How long OPEN lasts.
-    pub const WAIT_DURATION_IN_OPEN_STATE: &str = "wait-duration-in-open-state";
-    /// Trial calls in HALF_OPEN.
-    pub const PERMITTED_NUMBER_OF_CALLS_IN_HALF_OPEN_STATE: &str =
-        "permitted-number-of-calls-in-half-open-state";
-    /// OPEN -> HALF_OPEN by a timer rather than by the first call after the wait.
-    pub const AUTOMATIC_TRANSITION_FROM_OPEN_TO_HALF_OPEN_ENABLED: &str =
-        "automatic-transition-from-open-to-half-open-enabled";
-    /// How long HALF_OPEN waits for its trials (0: forever).
-    pub const MAX_WAIT_DURATION_IN_HALF_OPEN_STATE: &str = "max-wait-duration-in-half-open-state";
-    /// Where the half-open max wait goes: `OPEN` or `CLOSED`.
-    pub const TRANSITION_TO_STATE_AFTER_WAIT_DURATION: &str =
-        "transition-to-state-after-wait-duration";
-    /// An async call running longer than this is cancelled and recorded as a failure.
-    pub const TIMEOUT_DURATION: &str = "timeout-duration";
-    /// Error kinds that count as failures; when set, other errors count as successes.
-    pub const RECORD_EXCEPTIONS: &str = "record-exceptions";
-    /// Error kinds that count as neither success nor failure.
-    pub const IGNORE_EXCEPTIONS: &str = "ignore-exceptions";
-    /// In a configuration file: the shared config an entry starts from.
-    pub const BASE_CONFIG: &str = "base-config";
-}
-
-/// Largest `sliding-window-size` accepted for a count-based window (one byte per call).
-pub(crate) const MAX_COUNT_WINDOW_SIZE: u32 = 10_000_000;
-/// Largest `sliding-window-size` accepted for a time-based window: one day of seconds.
-pub(crate) const MAX_TIME_WINDOW_SECONDS: u32 = 86_400;
-/// Largest `permitted-number-of-calls-in-half-open-state` accepted.
-pub(crate) const MAX_HALF_OPEN_PERMITS: u32 = 10_000_000;
 
 /// A validated breaker configuration.
 ///
@@ -107,7 +42,24 @@ pub struct Config {
     ignore_exceptions: Arc<[ErrorKind]>,
     /// Whether CLOSED may record without the lock (count windows up to 2,047 calls). Only
     /// tests turn it off, to compare the two paths.
-    lock_free_window: bool,
+    lock_free_window: TestKnob<bool>,
+}
+
+/// A setting that only tests change and that takes no part in `Config`'s equality: the two
+/// paths it chooses between behave alike, so two configs that differ only in it are equal.
+#[derive(Clone, Copy)]
+struct TestKnob<T>(T);
+
+impl<T> PartialEq for TestKnob<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for TestKnob<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 impl Default for Config {
@@ -127,7 +79,7 @@ impl Default for Config {
             timeout_duration: None,
             record_exceptions: Arc::from([]),
             ignore_exceptions: Arc::from([]),
-            lock_free_window: true,
+            lock_free_window: TestKnob(true),
         }
     }
 }
@@ -154,7 +106,7 @@ impl Config {
         self.sliding_window_type
     }
     pub(crate) fn lock_free_window(&self) -> bool {
-        self.lock_free_window
+        self.lock_free_window.0
     }
 
     /// `sliding-window-size`: calls or seconds (default 100).
@@ -254,7 +206,7 @@ impl ConfigBuilder {
     /// applies, to compare the two.
     #[doc(hidden)]
     pub fn __lock_free_window(mut self, enabled: bool) -> Self {
-        self.config.lock_free_window = enabled;
+        self.config.lock_free_window = TestKnob(enabled);
         self
     }
 
@@ -345,73 +297,50 @@ impl ConfigBuilder {
     /// and its value.
     pub fn build(self) -> Result<Config, ConfigError> {
         let mut c = self.config;
-        let max_size = match c.sliding_window_type {
-            SlidingWindowType::CountBased => MAX_COUNT_WINDOW_SIZE,
-            SlidingWindowType::TimeBased => MAX_TIME_WINDOW_SECONDS,
-        };
-        if c.sliding_window_size == 0 || c.sliding_window_size > max_size {
-            return Err(ConfigError::new(
-                keys::SLIDING_WINDOW_SIZE,
-                c.sliding_window_size,
-                match c.sliding_window_type {
-                    SlidingWindowType::CountBased => {
-                        "a whole number of calls from 1 to 10000000 (COUNT_BASED)"
-                    }
-                    SlidingWindowType::TimeBased => {
-                        "a whole number of seconds from 1 to 86400 (TIME_BASED)"
-                    }
-                },
-            ));
+        let window = c.sliding_window_type;
+        // The first key in this order with a bad value is the one reported.
+        let checks = [
+            (Key::SlidingWindowSize, Value::Count(c.sliding_window_size)),
+            (
+                Key::MinimumNumberOfCalls,
+                Value::Count(self.minimum_number_of_calls),
+            ),
+            (
+                Key::FailureRateThreshold,
+                Value::Percent(c.failure_rate_threshold),
+            ),
+            (
+                Key::SlowCallRateThreshold,
+                Value::Percent(c.slow_call_rate_threshold),
+            ),
+            (
+                Key::SlowCallDurationThreshold,
+                Value::Duration(c.slow_call_duration_threshold),
+            ),
+            (
+                Key::WaitDurationInOpenState,
+                Value::Duration(c.wait_duration_in_open_state),
+            ),
+            (
+                Key::PermittedNumberOfCallsInHalfOpenState,
+                Value::Count(c.permitted_number_of_calls_in_half_open_state),
+            ),
+            (
+                Key::MaxWaitDurationInHalfOpenState,
+                Value::Duration(c.max_wait_duration_in_half_open_state),
+            ),
+            (
+                Key::TransitionToStateAfterWaitDuration,
+                Value::State(c.transition_to_state_after_wait_duration),
+            ),
+        ];
+        for (key, value) in checks {
+            key.check(value, window)?;
         }
-        if self.minimum_number_of_calls == 0 {
-            return Err(ConfigError::new(
-                keys::MINIMUM_NUMBER_OF_CALLS,
-                0,
-                "a whole number of calls, at least 1",
-            ));
+        if let Some(timeout) = c.timeout_duration {
+            Key::TimeoutDuration.check(Value::Duration(timeout), window)?;
         }
-        check_percent(keys::FAILURE_RATE_THRESHOLD, c.failure_rate_threshold)?;
-        check_percent(keys::SLOW_CALL_RATE_THRESHOLD, c.slow_call_rate_threshold)?;
-        if c.slow_call_duration_threshold.is_zero() {
-            return Err(ConfigError::new(
-                keys::SLOW_CALL_DURATION_THRESHOLD,
-                "0s",
-                "a duration longer than zero",
-            ));
-        }
-        if c.wait_duration_in_open_state < Duration::from_millis(1) {
-            return Err(ConfigError::new(
-                keys::WAIT_DURATION_IN_OPEN_STATE,
-                format!("{:?}", c.wait_duration_in_open_state),
-                "a duration of at least 1ms",
-            ));
-        }
-        let permits = c.permitted_number_of_calls_in_half_open_state;
-        if permits == 0 || permits > MAX_HALF_OPEN_PERMITS {
-            return Err(ConfigError::new(
-                keys::PERMITTED_NUMBER_OF_CALLS_IN_HALF_OPEN_STATE,
-                permits,
-                "a whole number of calls from 1 to 10000000",
-            ));
-        }
-        if !matches!(
-            c.transition_to_state_after_wait_duration,
-            State::Open | State::Closed
-        ) {
-            return Err(ConfigError::new(
-                keys::TRANSITION_TO_STATE_AFTER_WAIT_DURATION,
-                c.transition_to_state_after_wait_duration,
-                "OPEN or CLOSED",
-            ));
-        }
-        if c.timeout_duration.is_some_and(|d| d.is_zero()) {
-            return Err(ConfigError::new(
-                keys::TIMEOUT_DURATION,
-                "0s",
-                "a duration longer than zero (leave it out for no timeout)",
-            ));
-        }
-        c.minimum_number_of_calls = match c.sliding_window_type {
+        c.minimum_number_of_calls = match window {
             SlidingWindowType::CountBased => {
                 self.minimum_number_of_calls.min(c.sliding_window_size)
             }
@@ -421,15 +350,19 @@ impl ConfigBuilder {
     }
 }
 
-fn check_percent(key: &'static str, value: f32) -> Result<(), ConfigError> {
-    if value > 0.0 && value <= 100.0 {
-        Ok(())
-    } else {
-        Err(ConfigError::new(
-            key,
-            value,
-            "a percentage greater than 0 and at most 100",
-        ))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_free_window_knob_takes_no_part_in_equality() {
+        let locked = Config::builder().__lock_free_window(false).build().unwrap();
+        assert!(!locked.lock_free_window());
+        assert_eq!(locked, Config::default());
+        assert_eq!(
+            format!("{locked:?}"),
+            format!("{:?}", Config::default())
+                .replace("lock_free_window: true", "lock_free_window: false")
+        );
     }
 }
-

@@ -14,9 +14,11 @@
 
 use std::collections::BTreeMap;
 
-use super::keys::{self, Group, Key, Lookup, ValueKind};
+use super::document::Document;
+use super::error::{LoadError, LoadErrorKind};
+use super::spelling::{self, Group, Lookup};
 use super::values::Raw;
-use super::{Document, LoadError, LoadErrorKind};
+use crate::config::keys::{Key, ValueKind};
 
 const SHAPE: &str = "resilience4j.circuitbreaker.instances.<name>.<key>=<value> or \
                      resilience4j.circuitbreaker.configs.<name>.<key>=<value>";
@@ -44,36 +46,36 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
                 format!("malformed property name `{key}`: {e}"),
             )
             .at(line)
-            .key(&key)
-            .expected(SHAPE)
+            .with_key(&key)
+            .with_expected(SHAPE)
         })?;
         let unknown = |doc: &Document<'_>, problem: String| {
             doc.error(LoadErrorKind::UnknownKey, problem)
                 .at(line)
-                .key(&key)
-                .value(&value)
-                .expected(SHAPE)
+                .with_key(&key)
+                .with_value(&value)
+                .with_expected(SHAPE)
         };
         let [first, rest @ ..] = elements.as_slice() else {
             continue;
         };
-        if keys::uniform(&first.text) != "resilience4j" || first.index.is_some() {
+        if spelling::uniform(&first.text) != "resilience4j" || first.index.is_some() {
             continue; // not ours: another part of an application.properties
         }
         let Some(module) = rest.first() else {
             return Err(unknown(doc, format!("unknown key `{key}`")));
         };
-        if keys::is_other_resilience4j_module(&module.text) {
-            if keys::uniform(&module.text) == "timelimiter"
+        if spelling::is_other_resilience4j_module(&module.text) {
+            if spelling::uniform(&module.text) == "timelimiter"
                 && rest
                     .last()
-                    .is_some_and(|k| keys::uniform(&k.text) == "timeoutduration")
+                    .is_some_and(|k| spelling::uniform(&k.text) == "timeoutduration")
             {
                 doc.time_limits.push((line, key.clone()));
             }
             continue;
         }
-        if keys::uniform(&module.text) != "circuitbreaker" || module.index.is_some() {
+        if spelling::uniform(&module.text) != "circuitbreaker" || module.index.is_some() {
             return Err(unknown(
                 doc,
                 format!(
@@ -84,7 +86,7 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
         }
         match &rest[1..] {
             // Spring's aspect order: nothing to order here.
-            [only] if keys::uniform(&only.text) == "circuitbreakeraspectorder" => {
+            [only] if spelling::uniform(&only.text) == "circuitbreakeraspectorder" => {
                 doc.ignored.push((line, key.clone()));
             }
             [group, name, setting] => {
@@ -111,7 +113,7 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
                 match &setting.index {
                     None => doc.set(s, &setting.text, &Raw::Text(value), line)?,
                     Some(index) => {
-                        let list_key = match keys::lookup(&setting.text) {
+                        let list_key = match spelling::lookup(&setting.text) {
                             Lookup::Known(k) if k.value_kind() == ValueKind::Kinds => k,
                             _ => {
                                 return Err(doc
@@ -125,10 +127,10 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
                                         ),
                                     )
                                     .at(line)
-                                    .section(&doc.sections[s].title())
-                                    .key(&setting.text)
-                                    .value(&value)
-                                    .expected(
+                                    .in_section(&doc.sections[s].title())
+                                    .with_key(&setting.text)
+                                    .with_value(&value)
+                                    .with_expected(
                                         "an index only on record-exceptions or ignore-exceptions",
                                     ));
                             }
@@ -144,10 +146,10 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
                                     ),
                                 )
                                 .at(line)
-                                .section(&title)
-                                .key(&setting.text)
-                                .value(&value)
-                                .expected("an index 0, 1, 2, ..."));
+                                .in_section(&title)
+                                .with_key(&setting.text)
+                                .with_value(&value)
+                                .with_expected("an index 0, 1, 2, ..."));
                         };
                         let entry = lists
                             .entry((s, list_key))
@@ -162,10 +164,10 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
                                     ),
                                 )
                                 .at(line)
-                                .section(&title)
-                                .key(&setting.text)
-                                .value(&value)
-                                .expected("each index at most once"));
+                                .in_section(&title)
+                                .with_key(&setting.text)
+                                .with_value(&value)
+                                .with_expected("each index at most once"));
                         }
                         entry.2.insert(i, (value, line));
                     }
@@ -187,10 +189,10 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
                     format!("`{raw_key}[{i}]` in {title} leaves a gap in the list"),
                 )
                 .at(*l)
-                .section(&title)
-                .key(&raw_key)
-                .value(v)
-                .expected(format!(
+                .in_section(&title)
+                .with_key(&raw_key)
+                .with_value(v)
+                .with_expected(format!(
                     "indexes 0, 1, 2, ... without gaps (index {pos} next)"
                 )));
         }
@@ -203,7 +205,7 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
 fn syntax(doc: &Document<'_>, line: u32, problem: String) -> LoadError {
     doc.error(LoadErrorKind::Syntax, problem)
         .at(line)
-        .expected("a `\\uXXXX` escape with four hex digits")
+        .with_expected("a `\\uXXXX` escape with four hex digits")
 }
 
 /// The logical lines (continuations joined, comments and blank lines dropped), each with the

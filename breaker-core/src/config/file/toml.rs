@@ -22,9 +22,10 @@ use std::ops::Range;
 use ::toml::de::{DeTable, DeValue};
 use ::toml::Spanned;
 
-use super::keys::{self, Group, Lookup};
+use super::document::Document;
+use super::error::{LoadError, LoadErrorKind};
+use super::spelling::{self, Group, Lookup};
 use super::values::Raw;
-use super::{Document, LoadError, LoadErrorKind};
 
 /// Byte offsets of line starts, to turn spans into line numbers.
 struct Lines(Vec<usize>);
@@ -63,7 +64,7 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
     // Spring's shape (`resilience4j.circuitbreaker.*`) or breaker's own (`configs`, `instances`).
     let r4j = sorted(root)
         .into_iter()
-        .find(|(k, _)| keys::uniform(k.get_ref()) == "resilience4j");
+        .find(|(k, _)| spelling::uniform(k.get_ref()) == "resilience4j");
     let Some((r4j_key, r4j_value)) = r4j else {
         return read_groups(root, "", true, &lines, doc);
     };
@@ -73,21 +74,21 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
     let r4j_table = table(r4j_value, r4j_key, "", &lines, doc)?;
     for (module_key, module_value) in sorted(r4j_table) {
         let module = module_key.get_ref();
-        if keys::is_other_resilience4j_module(module) {
-            if keys::uniform(module) == "timelimiter" {
+        if spelling::is_other_resilience4j_module(module) {
+            if spelling::uniform(module) == "timelimiter" {
                 note_time_limits(module_value, &lines, doc);
             }
             continue;
         }
-        if keys::uniform(module) != "circuitbreaker" {
+        if spelling::uniform(module) != "circuitbreaker" {
             return Err(doc
                 .error(
                     LoadErrorKind::UnknownKey,
                     format!("unknown key `resilience4j.{module}`: not a Resilience4j module"),
                 )
                 .at(lines.of(module_key.span()))
-                .key(module)
-                .expected("resilience4j.circuitbreaker"));
+                .with_key(module)
+                .with_expected("resilience4j.circuitbreaker"));
         }
         let cb = table(module_value, module_key, "resilience4j.", &lines, doc)?;
         let prefix = format!("resilience4j.{module}.");
@@ -110,7 +111,7 @@ fn note_time_limits(timelimiter: &Spanned<DeValue<'_>>, lines: &Lines, doc: &mut
                 continue;
             };
             for (key, _) in sorted(section) {
-                if keys::uniform(key.get_ref()) == "timeoutduration" {
+                if spelling::uniform(key.get_ref()) == "timeoutduration" {
                     let shown = format!(
                         "resilience4j.timelimiter.{}.{}.{}",
                         group.get_ref(),
@@ -155,8 +156,8 @@ fn table<'t, 'i>(
                 ),
             )
             .at(lines.of(key.span()))
-            .key(key.get_ref())
-            .expected(format!("a table: [{prefix}{}]", key.get_ref()))),
+            .with_key(key.get_ref())
+            .with_expected(format!("a table: [{prefix}{}]", key.get_ref()))),
     }
 }
 
@@ -175,7 +176,7 @@ fn read_groups(
             if !strict {
                 continue;
             }
-            if !prefix.is_empty() && keys::uniform(raw) == "circuitbreakeraspectorder" {
+            if !prefix.is_empty() && spelling::uniform(raw) == "circuitbreakeraspectorder" {
                 doc.ignored
                     .push((lines.of(group_key.span()), raw.to_string()));
                 continue;
@@ -186,8 +187,8 @@ fn read_groups(
                     format!("unknown key `{prefix}{raw}`"),
                 )
                 .at(lines.of(group_key.span()))
-                .key(raw)
-                .expected(format!(
+                .with_key(raw)
+                .with_expected(format!(
                     "[{prefix}instances.<name>] or [{prefix}configs.<name>] tables"
                 )));
         };
@@ -203,7 +204,7 @@ fn read_groups(
                 lines,
                 doc,
             )
-            .map_err(|e| e.expected(format!("a table: [{full}] with the breaker's keys")))?;
+            .map_err(|e| e.with_expected(format!("a table: [{full}] with the breaker's keys")))?;
             let s = doc.section(group, name, line)?;
             for (key, value) in sorted(section) {
                 let line = lines.of(key.span());
@@ -212,7 +213,7 @@ fn read_groups(
                     Err(type_error) => {
                         // An unknown key is the better message, whatever its value.
                         if let Lookup::Unknown(_) | Lookup::Unsupported(..) =
-                            keys::lookup(key.get_ref())
+                            spelling::lookup(key.get_ref())
                         {
                             let shown = Raw::Text(value.get_ref().type_str().to_owned());
                             doc.set(s, key.get_ref(), &shown, line)?;
@@ -240,10 +241,10 @@ fn to_raw(
             format!("invalid value for `{key}` in {title}: {what}"),
         )
         .at(lines.of(span))
-        .section(title)
-        .key(key)
-        .value(&shown)
-        .expected("a string, a number, a boolean, or an array of strings")
+        .in_section(title)
+        .with_key(key)
+        .with_value(&shown)
+        .with_expected("a string, a number, a boolean, or an array of strings")
     };
     Ok(match value.get_ref() {
         DeValue::String(s) => Raw::Text(s.to_string()),

@@ -1,8 +1,9 @@
 //! Values as written in a file, and what each key accepts.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
-use super::keys::ValueKind;
+use crate::config::keys::{self, ValueKind};
 use crate::config::SlidingWindowType;
 use crate::state::State;
 
@@ -30,7 +31,7 @@ impl Raw {
     }
 }
 
-/// A value checked against its key's kind.
+/// A value checked against its key's kind: [`interpret`] gives each kind its own variant.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Setting {
     WindowType(SlidingWindowType),
@@ -43,14 +44,76 @@ pub(crate) enum Setting {
     Name(String),
 }
 
+// The accessors below read a setting as the kind of its key. `interpret` is the only maker of
+// a `Setting` and gives each kind its own variant, so a mismatch is a bug here, not in a file.
+impl Setting {
+    pub(crate) fn window_type(&self) -> SlidingWindowType {
+        match self {
+            Setting::WindowType(t) => *t,
+            other => other.not_a("window type"),
+        }
+    }
+
+    pub(crate) fn count(&self) -> u32 {
+        match self {
+            Setting::Count(n) => *n,
+            other => other.not_a("count"),
+        }
+    }
+
+    pub(crate) fn percent(&self) -> f32 {
+        match self {
+            Setting::Percent(p) => *p,
+            other => other.not_a("percentage"),
+        }
+    }
+
+    pub(crate) fn duration(&self) -> Duration {
+        match self {
+            Setting::Duration(d) => *d,
+            other => other.not_a("duration"),
+        }
+    }
+
+    pub(crate) fn bool(&self) -> bool {
+        match self {
+            Setting::Bool(b) => *b,
+            other => other.not_a("boolean"),
+        }
+    }
+
+    pub(crate) fn state(&self) -> State {
+        match self {
+            Setting::State(s) => *s,
+            other => other.not_a("state"),
+        }
+    }
+
+    pub(crate) fn kinds(&self) -> &[String] {
+        match self {
+            Setting::Kinds(names) => names,
+            other => other.not_a("list of error kinds"),
+        }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            Setting::Name(name) => name,
+            other => other.not_a("name"),
+        }
+    }
+
+    fn not_a(&self, kind: &str) -> ! {
+        unreachable!("{self:?} read as a {kind}: `interpret` made it for another kind")
+    }
+}
+
 /// What a kind of value accepts, in words.
-pub(crate) fn expected(kind: ValueKind) -> &'static str {
-    match kind {
+pub(crate) fn expected(kind: ValueKind) -> Cow<'static, str> {
+    let words = match kind {
         ValueKind::WindowType => "COUNT_BASED or TIME_BASED",
         ValueKind::Count => "a whole number (for example 10)",
-        ValueKind::Percent => {
-            "a percentage greater than 0 and at most 100 (for example 50 or 62.5)"
-        }
+        ValueKind::Percent => return format!("{} (for example 50 or 62.5)", keys::PERCENT).into(),
         ValueKind::Duration => {
             "a duration such as 500ms, 10s, 2m, 1h or PT10S \
              (a bare number is milliseconds, as in Spring)"
@@ -62,7 +125,8 @@ pub(crate) fn expected(kind: ValueKind) -> &'static str {
              (comma-separated in .properties, an array of strings in TOML)"
         }
         ValueKind::Name => "the name of a shared config (configs.<name>)",
-    }
+    };
+    words.into()
 }
 
 /// Checks `raw` against `kind`; `None` if it does not fit (the caller reports [`expected`]).
@@ -98,7 +162,7 @@ pub(crate) fn interpret(kind: ValueKind, raw: &Raw) -> Option<Setting> {
         },
         ValueKind::Bool => match raw {
             Raw::Bool(b) => Some(Setting::Bool(*b)),
-            // Spring's StringToBooleanConverter.
+            // The words Spring's boolean conversion accepts.
             Raw::Text(s) => match s.trim().to_ascii_lowercase().as_str() {
                 "true" | "on" | "yes" | "1" => Some(Setting::Bool(true)),
                 "false" | "off" | "no" | "0" => Some(Setting::Bool(false)),

@@ -1,108 +1,11 @@
-//! The keys a configuration file may use, with Spring's relaxed spellings.
+//! The names a configuration file may use, in Spring's relaxed spellings: the keys of
+//! [`Key`], the Spring keys breaker ignores or does not support, and the section groups.
 //!
 //! Spring's relaxed binding treats `sliding-window-size`, `slidingWindowSize`,
 //! `sliding_window_size` and `SLIDING_WINDOW_SIZE` as one key. So do we: a key is compared in its
 //! uniform form, lowercase with every `-` and `_` removed.
 
-use crate::config::keys;
-
-/// A key that sets something.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Key {
-    SlidingWindowType,
-    SlidingWindowSize,
-    MinimumNumberOfCalls,
-    FailureRateThreshold,
-    SlowCallRateThreshold,
-    SlowCallDurationThreshold,
-    WaitDurationInOpenState,
-    PermittedNumberOfCallsInHalfOpenState,
-    AutomaticTransitionFromOpenToHalfOpenEnabled,
-    MaxWaitDurationInHalfOpenState,
-    TransitionToStateAfterWaitDuration,
-    TimeoutDuration,
-    RecordExceptions,
-    IgnoreExceptions,
-    BaseConfig,
-}
-
-/// What a key's value is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ValueKind {
-    WindowType,
-    Count,
-    Percent,
-    Duration,
-    Bool,
-    OpenOrClosed,
-    Kinds,
-    Name,
-}
-
-impl Key {
-    pub(crate) const ALL: [Key; 15] = [
-        Key::SlidingWindowType,
-        Key::SlidingWindowSize,
-        Key::MinimumNumberOfCalls,
-        Key::FailureRateThreshold,
-        Key::SlowCallRateThreshold,
-        Key::SlowCallDurationThreshold,
-        Key::WaitDurationInOpenState,
-        Key::PermittedNumberOfCallsInHalfOpenState,
-        Key::AutomaticTransitionFromOpenToHalfOpenEnabled,
-        Key::MaxWaitDurationInHalfOpenState,
-        Key::TransitionToStateAfterWaitDuration,
-        Key::TimeoutDuration,
-        Key::RecordExceptions,
-        Key::IgnoreExceptions,
-        Key::BaseConfig,
-    ];
-
-    /// The canonical (kebab-case) name, as in `config::keys`.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Key::SlidingWindowType => keys::SLIDING_WINDOW_TYPE,
-            Key::SlidingWindowSize => keys::SLIDING_WINDOW_SIZE,
-            Key::MinimumNumberOfCalls => keys::MINIMUM_NUMBER_OF_CALLS,
-            Key::FailureRateThreshold => keys::FAILURE_RATE_THRESHOLD,
-            Key::SlowCallRateThreshold => keys::SLOW_CALL_RATE_THRESHOLD,
-            Key::SlowCallDurationThreshold => keys::SLOW_CALL_DURATION_THRESHOLD,
-            Key::WaitDurationInOpenState => keys::WAIT_DURATION_IN_OPEN_STATE,
-            Key::PermittedNumberOfCallsInHalfOpenState => {
-                keys::PERMITTED_NUMBER_OF_CALLS_IN_HALF_OPEN_STATE
-            }
-            Key::AutomaticTransitionFromOpenToHalfOpenEnabled => {
-                keys::AUTOMATIC_TRANSITION_FROM_OPEN_TO_HALF_OPEN_ENABLED
-            }
-            Key::MaxWaitDurationInHalfOpenState => keys::MAX_WAIT_DURATION_IN_HALF_OPEN_STATE,
-            Key::TransitionToStateAfterWaitDuration => {
-                keys::TRANSITION_TO_STATE_AFTER_WAIT_DURATION
-            }
-            Key::TimeoutDuration => keys::TIMEOUT_DURATION,
-            Key::RecordExceptions => keys::RECORD_EXCEPTIONS,
-            Key::IgnoreExceptions => keys::IGNORE_EXCEPTIONS,
-            Key::BaseConfig => keys::BASE_CONFIG,
-        }
-    }
-
-    pub(crate) fn value_kind(self) -> ValueKind {
-        match self {
-            Key::SlidingWindowType => ValueKind::WindowType,
-            Key::SlidingWindowSize
-            | Key::MinimumNumberOfCalls
-            | Key::PermittedNumberOfCallsInHalfOpenState => ValueKind::Count,
-            Key::FailureRateThreshold | Key::SlowCallRateThreshold => ValueKind::Percent,
-            Key::SlowCallDurationThreshold
-            | Key::WaitDurationInOpenState
-            | Key::MaxWaitDurationInHalfOpenState
-            | Key::TimeoutDuration => ValueKind::Duration,
-            Key::AutomaticTransitionFromOpenToHalfOpenEnabled => ValueKind::Bool,
-            Key::TransitionToStateAfterWaitDuration => ValueKind::OpenOrClosed,
-            Key::RecordExceptions | Key::IgnoreExceptions => ValueKind::Kinds,
-            Key::BaseConfig => ValueKind::Name,
-        }
-    }
-}
+use crate::config::keys::Key;
 
 /// Spring keys that configure Spring Boot itself (actuator health, the event buffer, stack
 /// traces of Java exceptions): accepted so a pasted Spring file loads, and ignored.
@@ -294,11 +197,9 @@ mod tests {
     }
 
     #[test]
-    fn every_canonical_name_is_kebab_case_and_found() {
+    fn every_canonical_name_is_found() {
         for key in Key::ALL {
-            let name = key.name();
-            assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '-'));
-            assert_eq!(lookup(name), Lookup::Known(key));
+            assert_eq!(lookup(key.name()), Lookup::Known(key));
         }
     }
 
