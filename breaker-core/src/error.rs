@@ -4,6 +4,7 @@ use std::error::Error;
 use std::fmt;
 use std::time::Duration;
 
+use crate::log_safe::LogSafe;
 use crate::name::Name;
 use crate::state::State;
 use crate::time::timestamp::duration_nanos;
@@ -71,13 +72,13 @@ impl fmt::Display for CallNotPermitted {
             return write!(
                 f,
                 "CircuitBreaker '{}' cancelled a call that ran longer than {after:?}",
-                self.breaker_name()
+                LogSafe(self.breaker_name())
             );
         }
         write!(
             f,
             "CircuitBreaker '{}' is {} and does not permit further calls",
-            self.breaker_name(),
+            LogSafe(self.breaker_name()),
             self.state()
         )
     }
@@ -141,7 +142,7 @@ impl fmt::Display for CallTimedOut {
         write!(
             f,
             "CircuitBreaker '{}' cancelled a call that ran longer than {:?}",
-            self.breaker_name(),
+            LogSafe(self.breaker_name()),
             self.timeout()
         )
     }
@@ -263,7 +264,9 @@ impl fmt::Display for IllegalTransition {
         write!(
             f,
             "CircuitBreaker '{}' cannot go from {} to {}",
-            self.name, self.from, self.to
+            LogSafe(self.name),
+            self.from,
+            self.to
         )
     }
 }

@@ -38,6 +38,7 @@
 //! ```
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -53,6 +54,7 @@ mod event;
 mod export;
 #[cfg(feature = "redis-hint")]
 pub mod hint;
+mod log_safe;
 mod name;
 mod registry;
 mod site;

@@ -7,6 +7,7 @@
 
 use std::sync::atomic::Ordering;
 
+use crate::log_safe::LogSafe;
 use crate::breaker::metrics::Metrics;
 use crate::breaker::shared::{Machine, Shared};
 use crate::event::{Event, EventKind, TransitionCause};
@@ -58,7 +59,7 @@ impl Shared {
         for &(kind, cause) in pending.events[..pending.len].iter().flatten() {
             if let EventKind::StateTransition { from, to } = kind {
                 tracing::info!(
-                    breaker = %self.name(),
+                    breaker = %LogSafe(self.name()),
                     from = %from,
                     to = %to,
                     cause = ?cause.unwrap_or(TransitionCause::Manual),

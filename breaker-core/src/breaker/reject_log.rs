@@ -13,6 +13,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::log_safe::LogSafe;
 use crate::state::State;
 use crate::time::clock::Clock;
 
@@ -55,7 +56,7 @@ impl RejectLog {
         let rejected = self.pending.swap(0, Ordering::Relaxed).max(1);
         tracing::debug!(
             target: TARGET,
-            breaker = %name,
+            breaker = %LogSafe(name),
             state = %state,
             rejected,
             "calls not permitted"

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use pin_project_lite::pin_project;
 
+use crate::log_safe::LogSafe;
 use crate::breaker::CircuitBreaker;
 use crate::breaker::warned::Warning;
 use crate::call::permit::Permit;
@@ -149,7 +150,7 @@ fn start_timer(
     if tokio::runtime::Handle::try_current().is_err() {
         if shared.warned.first(Warning::TimeoutWithoutRuntime) {
             tracing::warn!(
-                breaker = %breaker.name(),
+                breaker = %LogSafe(breaker.name()),
                 "timeout-duration is set but an async call runs outside a Tokio runtime: it \
                  runs without a timeout (said once per breaker)"
             );
@@ -163,7 +164,7 @@ fn start_timer(
         Err(_) => {
             if shared.warned.first(Warning::TimeoutWithoutTimeDriver) {
                 tracing::warn!(
-                    breaker = %breaker.name(),
+                    breaker = %LogSafe(breaker.name()),
                     "timeout-duration is set but the Tokio runtime has no time driver \
                      (build it with enable_time() or enable_all()): this breaker's calls run \
                      without a timeout"

@@ -8,6 +8,7 @@
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::log_safe::LogSafe;
 use crate::breaker::warned::Warning;
 use crate::breaker::CircuitBreaker;
 use crate::call::future::Call;
@@ -88,7 +89,7 @@ impl CircuitBreaker {
 fn untimed_sync_call(breaker: &CircuitBreaker) {
     if breaker.shared.warned.first(Warning::TimeoutOnSyncCall) {
         tracing::warn!(
-            breaker = %breaker.name(),
+            breaker = %LogSafe(breaker.name()),
             "timeout-duration is set but applies to async calls only: a synchronous call cannot \
              be cancelled, so it runs to the end (said once per breaker)"
         );

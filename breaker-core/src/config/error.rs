@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::log_safe::LogSafe;
+
 /// A configuration value that was rejected: which key, the value given, and what was expected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
@@ -45,7 +47,9 @@ impl fmt::Display for ConfigError {
         write!(
             f,
             "invalid value `{}` for `{}`: expected {}",
-            self.value, self.key, self.expected
+            LogSafe(&self.value),
+            self.key,
+            self.expected
         )
     }
 }

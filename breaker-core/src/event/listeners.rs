@@ -3,6 +3,24 @@
 //! Listeners are called on the thread that caused the event, after the breaker's state has
 //! changed and with no lock of the breaker held. A listener that panics is logged and skipped;
 //! it poisons nothing and the breaker goes on.
+//!
+//! # Why not a crate
+//!
+//! Every protected call asks both of its lists whether anyone listens (the lock-free CLOSED
+//! completion and the OPEN rejection included), and the registry's list is read by every breaker of
+//! the registry, on every thread. So reading the current list must be a plain load that writes
+//! nothing shared, while a change (subscribe, unsubscribe) may be slow. arc-swap's
+//! `ArcSwapOption<Vec<_>>` is this exact shape and frees the lists it replaces, which this one does
+//! not, but each `load` stores the pointer into a thread-local debt slot with SeqCst and loads it
+//! again to confirm (a full barrier on x86), and `load_full` instead increments the shared
+//! reference count: a cost on every call to save memory on every subscription change. A
+//! `RwLock<Vec<_>>` (std's, or parking_lot's) costs an atomic read-modify-write on the shared lock
+//! word to take the read lock and another to release it, for each list, per call. Here a read is
+//! one Acquire load (a plain load on x86). The price, kept because subscriptions change a few times
+//! in a process's life: every list ever published is kept until the `Listeners` drops, so memory
+//! grows with the number of changes times the list's length, and a listener's closure (with what it
+//! captured) is freed only then, not when its `Subscription` is dropped (it stops being called at
+//! once).
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -10,8 +28,9 @@ use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
+use crate::log_safe::LogSafe;
 use crate::event::Event;
-use crate::sync::{AtomicPtr, AtomicU64, Mutex};
+use crate::sync::{AtomicPtr, AtomicU64, Mutex, Published};
 
 type Listener = Arc<dyn Fn(&Event) + Send + Sync>;
 type List = Vec<(u64, Listener)>;
@@ -22,7 +41,7 @@ type List = Vec<(u64, Listener)>;
 /// new list and publishes it, and old lists are kept until the `Listeners` is dropped, since a
 /// publisher may still be reading one. Subscriptions change rarely, so that memory stays small.
 pub(crate) struct Listeners {
-    current: AtomicPtr<List>,
+    current: AtomicPtr<Published<List>>,
     next_id: AtomicU64,
     /// Every list ever published (the current one last); freed on drop.
     lists: Mutex<Vec<OwnedList>>,
@@ -30,10 +49,10 @@ pub(crate) struct Listeners {
 
 /// A published list, owned through a raw pointer so that readers' shared references to it stay
 /// valid while the owner moves around.
-struct OwnedList(*mut List);
+struct OwnedList(*mut Published<List>);
 
-// SAFETY: an `OwnedList` is a `Box<List>` in raw form; `List` holds `Send + Sync` listeners, so
-// sending or sharing the pointer is as safe as sending or sharing the box.
+// SAFETY: an `OwnedList` is a `Box<Published<List>>` in raw form; `List` holds `Send + Sync`
+// listeners, so sending or sharing the pointer is as safe as sending or sharing the box.
 unsafe impl Send for OwnedList {}
 // SAFETY: as above.
 unsafe impl Sync for OwnedList {}
@@ -74,14 +93,14 @@ impl Listeners {
         // SAFETY: `p` came from `Box::into_raw` in `replace` and is kept in `lists`, which
         // frees it only when `self` is dropped, which cannot happen while `&self` is borrowed.
         // A list is never mutated after it is published (the Release store in `replace`).
-        unsafe { &*p }
+        unsafe { (*p).get() }
     }
 
     fn replace(&self, change: impl FnOnce(&mut List)) {
         let mut lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
         let mut next: List = self.current().to_vec();
         change(&mut next);
-        let p = Box::into_raw(Box::new(next));
+        let p = Box::into_raw(Box::new(Published::new(next)));
         lists.push(OwnedList(p));
         self.current.store(p, Ordering::Release);
     }
@@ -103,7 +122,7 @@ impl Listeners {
         for (_, listener) in self.current() {
             if catch_unwind(AssertUnwindSafe(|| listener(event))).is_err() {
                 tracing::error!(
-                    breaker = %event.breaker_name(),
+                    breaker = %LogSafe(event.breaker_name()),
                     "breaker: an event listener panicked; the event was skipped for it"
                 );
             }

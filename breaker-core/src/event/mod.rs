@@ -8,6 +8,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::breaker::metrics::Metrics;
+use crate::log_safe::LogSafe;
 use crate::state::State;
 use crate::time::timestamp::Timestamp;
 
@@ -129,7 +130,7 @@ impl Event {
 
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CircuitBreaker '{}': ", self.name)?;
+        write!(f, "CircuitBreaker '{}': ", LogSafe(self.name))?;
         match self.kind {
             EventKind::StateTransition { from, to } => {
                 write!(f, "state changed from {from} to {to}")

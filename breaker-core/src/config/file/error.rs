@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::log_safe::LogSafe;
+
 /// What went wrong loading a configuration file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -153,14 +155,16 @@ impl LoadError {
 
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The file's name and the problem (which quotes the file's keys and values) are
+        // written escaped: a file's bytes never reach a log line as control characters.
         let d = &self.inner;
-        f.write_str(&d.file)?;
+        write!(f, "{}", LogSafe(&d.file))?;
         if let Some(line) = d.line {
             write!(f, ":{line}")?;
         }
-        write!(f, ": {}", d.problem)?;
+        write!(f, ": {}", LogSafe(&d.problem))?;
         if let Some(expected) = &d.expected {
-            write!(f, ": expected {expected}")?;
+            write!(f, ": expected {}", LogSafe(expected))?;
         }
         Ok(())
     }

@@ -27,6 +27,7 @@ mod values;
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::log_safe::LogSafe;
 use crate::classify::ErrorKind;
 use crate::config::Config;
 
@@ -86,18 +87,18 @@ pub(crate) fn load(
     let loaded = build::build_all(&doc, code_configs, kinds)?;
     for (line, key) in &doc.time_limits {
         tracing::warn!(
-            file = %file,
+            file = %LogSafe(file),
             line = *line,
-            key = %key,
+            key = %LogSafe(key),
             "breaker: a time limiter's timeout is not read; breaker has no separate time \
              limiter: set `timeout-duration` in the breaker's own section to cancel slow calls"
         );
     }
     for (line, key) in &doc.ignored {
         tracing::info!(
-            file = %file,
+            file = %LogSafe(file),
             line = *line,
-            key = %key,
+            key = %LogSafe(key),
             "breaker: ignored a Spring Boot key that has no meaning here"
         );
     }
