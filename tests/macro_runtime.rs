@@ -40,7 +40,12 @@ fn init() {
         ] {
             registry = registry.instance(name, small().build().unwrap());
         }
-        for name in ["rt:timeout", "rt:timeout-fallback"] {
+        for name in [
+            "rt:timeout",
+            "rt:timeout-fallback",
+            "rt:timeout-typed",
+            "rt:timeout-io",
+        ] {
             let config = small()
                 .timeout_duration(Some(Duration::from_millis(100)))
                 .build()
@@ -336,6 +341,53 @@ async fn a_timeout_cancels_the_call_and_counts_as_a_failure() {
         "5000: timed out after 100ms"
     );
     assert_eq!(breaker("rt:timeout-fallback").metrics().failed_calls, 1);
+}
+
+/// An error type that tells a timeout from a rejection.
+#[derive(Debug, PartialEq)]
+enum TimingError {
+    Rejected(String),
+    TimedOut(Duration),
+}
+
+impl From<CallNotPermitted> for TimingError {
+    fn from(e: CallNotPermitted) -> Self {
+        TimingError::Rejected(e.breaker_name().to_owned())
+    }
+}
+
+impl From<breaker::CallTimedOut> for TimingError {
+    fn from(e: breaker::CallTimedOut) -> Self {
+        TimingError::TimedOut(e.timeout())
+    }
+}
+
+#[circuit_breaker(name = "rt:timeout-typed")]
+async fn slow_typed(delay_ms: u64) -> Result<u64, TimingError> {
+    tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+    Ok(delay_ms)
+}
+
+#[circuit_breaker(name = "rt:timeout-io")]
+async fn slow_io(delay_ms: u64) -> std::io::Result<u64> {
+    tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+    Ok(delay_ms)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_uses_the_error_types_own_conversion_when_it_has_one() {
+    init();
+    assert_eq!(
+        slow_typed(5_000).await,
+        Err(TimingError::TimedOut(Duration::from_millis(100))),
+        "with From<CallTimedOut>, a timeout is not reported as a rejection"
+    );
+    let err = slow_io(5_000).await.unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+    let inner = err
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<breaker::CallTimedOut>());
+    assert_eq!(inner.map(|t| t.breaker_name()), Some("rt:timeout-io"));
 }
 
 // --- keyed breakers ----------------------------------------------------------------------

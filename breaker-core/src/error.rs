@@ -102,6 +102,11 @@ impl From<CallNotPermitted> for std::io::Error {
 
 /// A call ran longer than the breaker's `timeout-duration`: it was cancelled (dropped) and
 /// recorded as a failure.
+///
+/// A function guarded without a fallback returns it through its error type's
+/// `From<CallTimedOut>` if it has one (`io::Error` does: kind `TimedOut`); an error type with
+/// only `From<CallNotPermitted>` gets a [`CallNotPermitted`] whose
+/// [`timed_out_after`](CallNotPermitted::timed_out_after) is set.
 #[derive(Clone, PartialEq, Eq)]
 pub struct CallTimedOut {
     name: &'static Name,
@@ -149,6 +154,14 @@ impl fmt::Display for CallTimedOut {
 }
 
 impl Error for CallTimedOut {}
+
+/// A timed-out call as an I/O error of kind [`TimedOut`](std::io::ErrorKind::TimedOut), with
+/// the [`CallTimedOut`] as its inner value (`get_ref`).
+impl From<CallTimedOut> for std::io::Error {
+    fn from(timed_out: CallTimedOut) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::TimedOut, timed_out)
+    }
+}
 
 impl From<CallTimedOut> for CallNotPermitted {
     fn from(timed_out: CallTimedOut) -> CallNotPermitted {

@@ -15,12 +15,13 @@ use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::hash::Hash;
+use std::marker::PhantomData;
 
 pub use std::result::Result::{self, Err, Ok};
 
 pub use crate::breaker::CircuitBreaker;
 pub use crate::classify::Classifier;
-pub use crate::error::{CallError, CallNotPermitted};
+pub use crate::error::{CallError, CallNotPermitted, CallTimedOut};
 pub use crate::site::{CallSite, KeyedCallSite};
 
 use crate::classify::Classify;
@@ -240,18 +241,73 @@ where
     result.same()
 }
 
-/// Without a fallback: the call's own error as is, a rejection or a timeout through
-/// `From<CallNotPermitted>`.
+/// Without a fallback: the call's own error as is, a rejection through
+/// `From<CallNotPermitted>`, and a timeout as `timeout` converts it: through
+/// `From<CallTimedOut>` where the error type has it, else through `From<CallNotPermitted>`
+/// (see [`TimeoutTo`]).
 #[inline]
-pub fn reject<R>(out: Result<R::Ok, CallError<R::Err>>) -> R
+pub fn reject<R, T>(out: Result<R::Ok, CallError<R::Err>>, timeout: T) -> R
 where
     R: GuardedOutput,
     R::Err: FromRejection,
+    T: FnOnce(CallTimedOut) -> Result<R::Err, CallTimedOut>,
 {
     R::from_result(match out {
         Ok(value) => Ok(value),
         Err(CallError::Failed(e)) => Err(e),
         Err(CallError::NotPermitted(rejected)) => Err(R::Err::from_rejection(rejected)),
-        Err(CallError::TimedOut(timed_out)) => Err(R::Err::from_rejection(timed_out.into())),
+        Err(CallError::TimedOut(timed_out)) => Err(match timeout(timed_out) {
+            Ok(e) => e,
+            Err(timed_out) => R::Err::from_rejection(timed_out.into()),
+        }),
     })
+}
+
+/// Picks how a timed-out call becomes the guarded function's error `E`, where the expansion
+/// knows `E`: `(&timeout_to(&out)).convert(t)` resolves to [`ViaTimedOut`] when
+/// `E: From<CallTimedOut>` (the method on `&TimeoutTo<E>` comes first), else to
+/// [`ViaRejection`], which hands the timeout back for `reject` to convert through
+/// `From<CallNotPermitted>`. (Method resolution tries the receiver as written before it
+/// dereferences it: the autoref way to choose by an impl that may or may not exist.)
+pub struct TimeoutTo<E>(PhantomData<fn() -> E>);
+
+impl<E> Clone for TimeoutTo<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for TimeoutTo<E> {}
+
+/// The [`TimeoutTo`] of a call's error type, read off the call's output (so that it is known
+/// even where the return type has an `impl Trait` the expansion writes as `_`).
+#[inline]
+pub fn timeout_to<T, E>(_out: &Result<T, CallError<E>>) -> TimeoutTo<E> {
+    TimeoutTo(PhantomData)
+}
+
+/// A timeout through the error type's own `From<CallTimedOut>`.
+pub trait ViaTimedOut<E> {
+    /// `E::from(timed_out)`.
+    fn convert(self, timed_out: CallTimedOut) -> Result<E, CallTimedOut>;
+}
+
+impl<E: From<CallTimedOut>> ViaTimedOut<E> for &TimeoutTo<E> {
+    #[inline]
+    fn convert(self, timed_out: CallTimedOut) -> Result<E, CallTimedOut> {
+        Ok(E::from(timed_out))
+    }
+}
+
+/// A timeout for `reject` to convert through `From<CallNotPermitted>`.
+pub trait ViaRejection<E> {
+    /// The timeout, handed back.
+    fn convert(self, timed_out: CallTimedOut) -> Result<E, CallTimedOut>;
+}
+
+impl<E> ViaRejection<E> for TimeoutTo<E> {
+    #[inline]
+    fn convert(self, timed_out: CallTimedOut) -> Result<E, CallTimedOut> {
+        Err(timed_out)
+    }
 }
