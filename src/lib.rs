@@ -4,13 +4,25 @@
 //! See the README for the configuration keys and how they map to Spring's.
 //!
 //! The package is `resilience-breaker` and its lib is `breaker`: with
-//! `resilience-breaker = "0.1"` (or `breaker = { package = "resilience-breaker", version = "0.1" }`)
-//! in Cargo.toml, code writes `use breaker::...`.
+//! `resilience-breaker = "0.1"` in Cargo.toml (or, renamed,
+//! `breaker = { package = "resilience-breaker", version = "0.1" }`), code writes
+//! `use breaker::...`.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc(inline)]
 pub use breaker_core::*;
+
+// Named again, over the glob, so that the docs show the feature it needs.
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+#[doc(inline)]
+pub use breaker_core::MetricsExport;
+
+#[cfg(feature = "redis-hint")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis-hint")))]
+#[doc(inline)]
+pub use breaker_core::hint;
 
 /// Guards a function with a circuit breaker; see [the attribute's documentation](breaker_macros::circuit_breaker).
 #[cfg(feature = "macros")]

@@ -1,5 +1,6 @@
-//! `#[circuit_breaker]` under a renamed dependency (`renamed = { package = "resilience-breaker" }`),
-//! without `crate = ".."`: the expansion names `::renamed`, found in this package's Cargo.toml.
+//! `#[circuit_breaker]` under a renamed dependency
+//! (`renamed = { package = "resilience-breaker" }`), without `crate = ".."`: the expansion
+//! names `::renamed`, found in this package's Cargo.toml.
 
 use renamed::{circuit_breaker, CallError};
 
