@@ -1,7 +1,13 @@
 //! Conformance with Resilience4j 2.4.0: every scenario in `tests/conformance/scenarios/` must
 //! produce, byte for byte, the trace in `tests/conformance/expected/` (format and notes in
-//! `tests/conformance/FORMAT.md` and `NOTES.md`). Also checks that malformed scenarios are
-//! reported on the right line, and breaker's deliberate divergence D3.
+//! `tests/conformance/FORMAT.md` and `NOTES.md`).
+//!
+//! All but two of the expected traces are Resilience4j's own output. The two in [`OWN_TRACES`]
+//! (D1 and D2 in `NOTES.md` and docs/CONFORMANCE.md) are breaker's deliberate behaviour, where
+//! Resilience4j prints something else: the test holds breaker to them like to any other trace,
+//! reports them apart, and checks that they are exactly the scenarios the notes name and that
+//! they show breaker's side of the difference. Also checks that malformed scenarios are reported
+//! on the right line, and breaker's deliberate divergence D3 (which has no trace of its own).
 
 #[path = "../examples/conformance/runner.rs"]
 mod runner;
@@ -12,9 +18,25 @@ use std::path::{Path, PathBuf};
 use runner::{run_scenario, ScenarioError, MAX_HELD_PERMITS};
 
 /// Scenarios whose expected trace is Resilience4j's and where breaker deliberately differs, so
-/// a mismatch is expected. Empty: the traces of D1 and D2 already show breaker's behaviour, and
-/// no scenario here depends on D3. Any mismatch of any other scenario fails the test.
+/// a mismatch is expected. Empty: the traces of D1 and D2 are breaker's own ([`OWN_TRACES`]),
+/// and no scenario here depends on D3. Any mismatch of any other scenario fails the test.
 const KNOWN_DIVERGENCES: &[&str] = &[];
+
+/// The expected traces that are **not** Resilience4j's output but breaker's own behaviour, with
+/// the note that gives the reason (`NOTES.md`, "Where breaker deliberately differs"). Every
+/// other `.out` file is what Resilience4j 2.4.0 printed.
+const OWN_TRACES: &[(&str, &str)] = &[
+    // `reset()` cancels the HALF_OPEN max-wait timer: the reset breaker stays CLOSED, where
+    // Resilience4j's stale timer opens it at t=6001 and rejects the last call.
+    ("D1", "reset_in_half_open_stale_max_wait_timer"),
+    // A result arriving in OPEN entered from FORCED_OPEN (a window of size 0) is dropped, where
+    // Resilience4j throws ArithmeticException at the caller.
+    ("D2", "late_result_after_forced_open_to_open_no_exception"),
+];
+
+fn is_own_trace(name: &str) -> bool {
+    OWN_TRACES.iter().any(|(_, own)| *own == name)
+}
 
 fn conformance_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance")
@@ -77,7 +99,7 @@ fn every_scenario_matches_its_expected_trace() {
         conformance_dir().join("scenarios").display()
     );
     let mut failures = Vec::new();
-    let mut passed = 0;
+    let (mut passed, mut own_passed) = (0, 0);
     for (name, path) in &scenarios {
         let expected_path = conformance_dir()
             .join("expected")
@@ -98,6 +120,7 @@ fn every_scenario_matches_its_expected_trace() {
         };
         let divergence = KNOWN_DIVERGENCES.contains(&name.as_str());
         match (first_difference(&expected, &actual), divergence) {
+            (None, false) if is_own_trace(name) => own_passed += 1,
             (None, false) => passed += 1,
             (Some(report), false) => failures.push(format!("{name}: {report}")),
             (Some(_), true) => {
@@ -116,7 +139,13 @@ fn every_scenario_matches_its_expected_trace() {
             ));
         }
     }
-    println!("{passed} of {} scenarios conform", scenarios.len());
+    let own = scenarios.iter().filter(|(n, _)| is_own_trace(n)).count();
+    println!(
+        "{passed} of {} scenarios match Resilience4j's traces; {own_passed} of {own} match \
+         breaker's own traces (D1, D2)",
+        scenarios.len() - own
+    );
+    assert_eq!(own, OWN_TRACES.len(), "a scenario of OWN_TRACES is missing");
     assert!(
         failures.is_empty(),
         "{} of {} scenarios fail:\n\n{}",
@@ -153,6 +182,80 @@ fn scenarios_are_found() {
     assert!(
         count > 0,
         "no scenarios found: the conformance test would pass vacuously"
+    );
+}
+
+/// The traces that are breaker's own are exactly [`OWN_TRACES`]: the scenarios whose header
+/// says they diverge, and the rows of docs/CONFORMANCE.md's table, name the same two; and each
+/// shows breaker's side of the difference, not Resilience4j's.
+#[test]
+fn own_traces_are_exactly_d1_and_d2() {
+    let mut own: Vec<&str> = OWN_TRACES.iter().map(|(_, name)| *name).collect();
+    own.sort();
+
+    let marked: Vec<String> = scenarios()
+        .into_iter()
+        .filter(|(_, path)| {
+            read(path)
+                .lines()
+                .take_while(|l| l.starts_with('#'))
+                .any(|l| l.contains("Deliberate divergence from Resilience4j"))
+        })
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(marked, own, "scenarios whose header says they diverge");
+
+    let doc = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/CONFORMANCE.md"));
+    let rows: Vec<(String, String)> = doc
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("| **D")?;
+            let (number, rest) = rest.split_once("** | `")?;
+            let (name, _) = rest.split_once('`')?;
+            Some((format!("D{number}"), name.to_owned()))
+        })
+        .collect();
+    let listed: Vec<(String, String)> = OWN_TRACES
+        .iter()
+        .map(|(d, name)| ((*d).to_owned(), (*name).to_owned()))
+        .collect();
+    assert_eq!(
+        rows, listed,
+        "docs/CONFORMANCE.md's table of breaker's own traces"
+    );
+
+    let trace = |name: &str| {
+        read(
+            &conformance_dir()
+                .join("expected")
+                .join(format!("{name}.out")),
+        )
+    };
+    // D1: after the reset no transition at all, and the last call is permitted in CLOSED
+    // (Resilience4j: `tr=CLOSED>OPEN` at t=6001, then the call is rejected).
+    let d1 = trace(OWN_TRACES[0].1);
+    let after_reset = d1
+        .split_once(" reset -> ")
+        .map(|(_, rest)| rest)
+        .expect("D1's trace has the reset");
+    assert_eq!(
+        after_reset.matches(" tr=").count() - after_reset.matches(" tr=-").count(),
+        1,
+        "only the reset's own HALF_OPEN>CLOSED:\n{d1}"
+    );
+    let last = d1.lines().last().unwrap();
+    assert!(
+        last.contains("call ok 0 -> permitted | state=CLOSED"),
+        "{last}"
+    );
+    // D2: no exception reaches the caller; the late result is dropped and counts for nothing
+    // (Resilience4j: `exception=ArithmeticException`).
+    let d2 = trace(OWN_TRACES[1].1);
+    assert!(!d2.contains("exception="), "{d2}");
+    let last = d2.lines().last().unwrap();
+    assert!(
+        last.contains("record fail 0 -> recorded | state=OPEN") && last.contains(" buf=0 fail=0 "),
+        "{last}"
     );
 }
 

@@ -1,9 +1,12 @@
 //! The staging game day (docs/GAME_DAY.md), compressed (every duration / 100), run in-process:
 //! the example's logic (examples/credit_bureau/game.rs) against a real HTTP server on 127.0.0.1.
 //!
-//! Asserts outcomes, never latencies: no application lost, no worker exhaustion (with the
-//! contract's pool of 200), no socket opened while OPEN, 4xx never open the breaker, and recovery
-//! through the half-open trials; then, with the pool scaled like time, still no application lost.
+//! Asserts outcomes, never latencies: no handler crashed and no queue write failed (the two ways
+//! an application can go unanswered), the queue file holds exactly the 202s, the brownout was
+//! seen as slow calls and timeouts and opened the breaker while it lasted, no socket opened while
+//! OPEN, 4xx never open the breaker, and recovery through the half-open trials. Then, with the
+//! pool scaled like time, the pool does run out, and every application that found no free
+//! worker is answered by the fallback.
 
 // Tests cannot run examples, so the example's modules are included here. The test does not
 // use every item the example's `main` uses.
@@ -59,10 +62,11 @@ fn compressed_game_day_loses_no_application_and_recovers() {
         .expect("the game day runs");
     println!("{report}");
 
-    // Zero applications lost: every one answered (bureau, cached, queued or 4xx) ...
+    // Zero applications lost. Every application's handler is joined and counted once, so
+    // `report.lost()` is exactly `crashed + unavailable`: a handler that panicked, or a 503
+    // because the queue could not be written. Those two are what can go wrong.
     assert!(report.requests > 0);
-    assert_eq!(report.lost(), 0, "applications without an answer");
-    assert_eq!(report.crashed, 0);
+    assert_eq!(report.crashed, 0, "handlers crashed");
     assert_eq!(report.unavailable, 0, "queue writes failed");
     // ... and the queue file holds exactly the ones answered 202.
     assert!(report.queued > 0, "the brownout queued nothing: {report}");
@@ -73,9 +77,29 @@ fn compressed_game_day_loses_no_application_and_recovers() {
     );
     assert!(report.cached > 0, "the cache fallback never answered");
 
-    // Workers never exhausted.
-    assert_eq!(report.workers_exhausted, 0);
-    assert!(report.max_busy_workers <= 200);
+    // The brownout was seen: calls timed out, the breaker recorded them as slow calls (a
+    // timed-out call took at least the 25 ms timeout, over the 20 ms threshold), and it first
+    // opened while the brownout lasted. (The pool of 200 cannot run out here: compressed, about
+    // 6 calls are in flight at once, docs/GAME_DAY.md; the scaled run below exhausts its pool.)
+    assert!(report.fallback_causes.1 > 0, "no call timed out: {report}");
+    assert!(report.slow_calls > 0, "no slow call recorded: {report}");
+    let brownout = report
+        .phases
+        .iter()
+        .find(|(name, _)| name.starts_with("brownout"))
+        .map(|(_, length)| *length)
+        .expect("the script has a brownout");
+    let first_open = report
+        .transitions
+        .iter()
+        .find(|t| t.to == State::Open)
+        .map(|t| t.at)
+        .expect("the breaker opened");
+    assert!(
+        report.brownout_start <= first_open && first_open < report.brownout_start + brownout,
+        "first OPEN at {first_open:?}, brownout from {:?} for {brownout:?}",
+        report.brownout_start
+    );
 
     // The breaker opened, and while OPEN no call reached for a socket.
     assert!(report.transitions.iter().any(|t| t.to == State::Open));
@@ -101,7 +125,8 @@ fn compressed_game_day_loses_no_application_and_recovers() {
     // The same day with the worker pool scaled like time (200 -> 2), so that the pool runs out
     // at the start of the brownout as the real-time run's does (220/s x 2.5 s timeouts is about
     // 550 calls in flight against 200 workers). Applications that find no free worker take the
-    // fallback at once: still none lost, and the queue file still holds exactly the 202s.
+    // fallback at once: each is answered (cached or queued), none crashed, and the queue file
+    // still holds exactly the 202s.
     Registry::global().breaker("credit_bureau_cb").reset();
     let scaled_queue = TempFile(std::env::temp_dir().join(format!(
         "breaker_game_day_scaled_{}_{nanos}.log",
@@ -118,9 +143,16 @@ fn compressed_game_day_loses_no_application_and_recovers() {
         .expect("the game day runs");
     println!("{report}");
     assert_eq!(
-        report.lost(),
-        0,
-        "applications without an answer (scaled pool)"
+        report.max_busy_workers, 2,
+        "the whole pool was busy at once"
+    );
+    assert!(
+        report.workers_exhausted > 0,
+        "the pool never ran out: {report}"
+    );
+    assert_eq!(
+        report.shed_answered, report.workers_exhausted,
+        "applications without a worker and without a fallback answer"
     );
     assert_eq!(report.crashed + report.unavailable, 0);
     assert!(

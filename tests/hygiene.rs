@@ -75,7 +75,7 @@ async fn expansion_without_prelude_runs() {
     assert_eq!(no_prelude::fetch(1).await.unwrap(), 1);
     assert_eq!(no_prelude::fetch(0).await.unwrap(), 100);
     assert_eq!(no_prelude::parity(3).unwrap(), 1);
-    let breaker = renamed::Registry::global().keyed::<u8>("hygiene:no_prelude_sync");
+    let breaker = renamed::Registry::global().keyed("hygiene:no_prelude_sync");
     assert_eq!(breaker.get(&1).metrics().buffered_calls, 1);
 }
 

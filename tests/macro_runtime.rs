@@ -409,20 +409,20 @@ async fn keyed_breakers_are_independent() {
     for _ in 0..2 {
         assert_eq!(for_tenant("a".into(), true).await, Err(ApiError::Down));
     }
-    let keyed = Registry::global().keyed::<String>("rt:keyed");
-    assert_eq!(keyed.get(&"a".to_owned()).state(), State::Open);
-    assert_eq!(keyed.get(&"a".to_owned()).name(), "rt:keyed:a");
+    let keyed = Registry::global().keyed("rt:keyed");
+    assert_eq!(keyed.get("a").state(), State::Open);
+    assert_eq!(keyed.get("a").name(), "rt:keyed[a]");
 
     // Tenant b has a breaker of its own, still closed.
     assert_eq!(for_tenant("b".into(), false).await.unwrap(), "b");
-    assert_eq!(keyed.get(&"b".to_owned()).state(), State::Closed);
+    assert_eq!(keyed.get("b").state(), State::Closed);
 
     // Tenant a is rejected without running the body, and its name says which breaker.
     let before = KEYED_RAN.load(Ordering::SeqCst);
     assert_eq!(
         for_tenant("a".into(), false).await,
         Err(ApiError::Rejected {
-            breaker: "rt:keyed:a".into(),
+            breaker: "rt:keyed[a]".into(),
             timed_out_after: None
         })
     );

@@ -284,22 +284,50 @@ impl<'a, C> ConfiguredClassifier<'a, C> {
             code,
         }
     }
+}
 
-    /// How `error` counts once the configured kinds are applied to what the code said
-    /// (`code`): an `ignore-exceptions` kind makes it ignored; with `record-exceptions`, only a
-    /// listed kind is a failure and any other (not ignored) error a success.
-    fn apply<E: 'static>(&self, error: &E, code: Outcome) -> Outcome {
-        if self.ignore.iter().any(|k| k.matches(error)) {
-            return Outcome::Ignored;
-        }
-        if code == Outcome::Ignored || self.record.is_empty() {
-            return code;
-        }
-        if self.record.iter().any(|k| k.matches(error)) {
-            Outcome::Failure
-        } else {
-            Outcome::Success
-        }
+/// How `error` counts once the kinds `record` (`record-exceptions`) and `ignore`
+/// (`ignore-exceptions`) are applied to what the code said (`code`): an ignored kind makes it
+/// ignored; with a record list, only a listed kind is a failure and any other (not ignored)
+/// error a success. With both lists empty, the code decides.
+#[inline]
+fn apply_kinds<E: 'static>(
+    record: &[ErrorKind],
+    ignore: &[ErrorKind],
+    error: &E,
+    code: Outcome,
+) -> Outcome {
+    if ignore.iter().any(|k| k.matches(error)) {
+        return Outcome::Ignored;
+    }
+    if code == Outcome::Ignored || record.is_empty() {
+        return code;
+    }
+    if record.iter().any(|k| k.matches(error)) {
+        Outcome::Failure
+    } else {
+        Outcome::Success
+    }
+}
+
+/// How a call's result counts on every call path: the code's classification, with the
+/// breaker's configured kinds on top (what [`ConfiguredClassifier`] does, without building
+/// one). An `Ok` value is the code's alone, so a success costs nothing more.
+#[inline]
+pub(crate) fn classify_call<T, E, C>(
+    record: &[ErrorKind],
+    ignore: &[ErrorKind],
+    code: &C,
+    result: &Result<T, E>,
+) -> Outcome
+where
+    E: 'static,
+    C: Classify<T, E> + ?Sized,
+{
+    let outcome = code.classify(result);
+    match result {
+        Ok(_) => outcome,
+        Err(error) => apply_kinds(record, ignore, error, outcome),
     }
 }
 
@@ -309,11 +337,7 @@ where
     C: Classify<T, E>,
 {
     fn classify(&self, result: &Result<T, E>) -> Outcome {
-        let code = self.code.classify(result);
-        match result {
-            Ok(_) => code,
-            Err(error) => self.apply(error, code),
-        }
+        classify_call(self.record, self.ignore, &self.code, result)
     }
 }
 

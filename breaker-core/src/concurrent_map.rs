@@ -1,5 +1,26 @@
 //! A grow-only map from keys to values that stay at one address for the map's life.
 //!
+//! # Why not a crate
+//!
+//! Its callers (the registry's slot per plain name, the process-wide name interner, the Redis
+//! hint's record of breakers with local history) only ever add, look up far more often than they
+//! add, and need `make` run at most once per key (one slot per name; the interner leaks one copy
+//! per name). A lookup here takes no lock, needs no guard and writes nothing: two Acquire loads
+//! (plain loads on x86) and a walk of an immutable list, and the `&V` it returns lives as long as
+//! the map. dashmap's `get` takes its shard's read lock (an atomic read-modify-write on a word
+//! that every reader of the shard shares, and another to release it) and returns a guard that
+//! holds it; elsa's `sync::FrozenMap` has this API exactly (insert-only, `&V` for the map's life)
+//! but is an `RwLock<HashMap>`, the same read lock on every `get`; arc-swap over a `HashMap`
+//! copies the whole map on every insert; evmap reads through per-thread handles, keeps each value
+//! twice, and shows a write only after a `refresh` that waits for the readers. papaya, which the
+//! keyed groups and the metrics export use because they must remove entries, comes closest: its
+//! reads take no lock and write only the reading thread's own slot, but each lookup enters a
+//! seize guard and may borrow only for the guard's life, it pays for removal and incremental
+//! resizing that these callers never use, and its atomics are outside the loom models. What this
+//! map costs in return: inserts are serialised on one mutex, and the tables replaced by growth
+//! are kept until the map drops (at most about as much again as the current table), which suits
+//! sets that grow a few times in a process's life.
+//!
 //! # Design
 //!
 //! Every key/value pair lives in its own heap allocation, an [`Entry`], created on insert and
@@ -24,18 +45,37 @@
 //!
 //! A lookup that races with an insert of the same key may miss it; `get_or_insert_with` then
 //! re-checks under the mutex, so `make` runs at most once per key.
+//!
+//! The atomics and the mutex come from `crate::sync`, and entries, nodes and tables are
+//! `Published`, so that breaker-model's loom models (breaker-model/tests/models.rs) check the map
+//! through the registry: two threads creating one breaker, and lookups and listings while the
+//! table grows. Under loom a table starts with one bucket, so that a map's third entry grows it.
 
 use std::borrow::Borrow;
+#[cfg(not(loom))]
 use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::Ordering;
 
-/// Buckets in a new map's table. A power of two.
+use crate::sync::{AtomicPtr, AtomicUsize, Mutex, Published};
+
+/// Buckets in a new map's table. A power of two. Under loom, one, so that a model reaches a
+/// growth with a map's third entry.
+#[cfg(not(loom))]
 const INITIAL_BUCKETS: usize = 16;
+#[cfg(loom)]
+const INITIAL_BUCKETS: usize = 1;
+
+/// The keys' hasher. Under loom a fixed one: loom replays an interleaving by running the model
+/// again, which only works if every run makes the same operations, so a key must land in the
+/// same bucket every time.
+#[cfg(not(loom))]
+type Hasher = RandomState;
+#[cfg(loom)]
+type Hasher = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
 
 /// A table grows once it holds more than this many entries per bucket.
 const MAX_LOAD: usize = 2;
@@ -49,42 +89,59 @@ struct Entry<K, V> {
 
 /// One link of a bucket's list. Owned by exactly one table; immutable once published.
 struct Node<K, V> {
-    entry: *mut Entry<K, V>,
-    next: *mut Node<K, V>,
+    entry: EntryPtr<K, V>,
+    next: NodePtr<K, V>,
 }
+
+/// Entries, nodes and tables are made by `Box::into_raw` and reached by readers through an
+/// atomic pointer; [`Published`] lets the loom models check each such read.
+type EntryPtr<K, V> = *mut Published<Entry<K, V>>;
+type NodePtr<K, V> = *mut Published<Node<K, V>>;
+type TablePtr<K, V> = *mut Published<Table<K, V>>;
+
+/// The head of one bucket's list.
+type Bucket<K, V> = AtomicPtr<Published<Node<K, V>>>;
 
 /// An index over the entries. Frees its nodes (not the entries) when dropped.
 struct Table<K, V> {
     /// `buckets.len() - 1`; `buckets.len()` is a power of two.
     mask: usize,
-    buckets: Box<[AtomicPtr<Node<K, V>>]>,
+    buckets: Box<[Bucket<K, V>]>,
 }
 
 impl<K, V> Table<K, V> {
-    fn with_buckets(n: usize) -> Self {
-        debug_assert!(n.is_power_of_two());
+    /// A table whose buckets start at `heads`; `heads.len()` must be a power of two.
+    fn with_heads(heads: Vec<NodePtr<K, V>>) -> Self {
+        debug_assert!(heads.len().is_power_of_two());
         Table {
-            mask: n - 1,
-            buckets: (0..n).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
+            mask: heads.len() - 1,
+            buckets: heads.into_iter().map(AtomicPtr::new).collect(),
         }
     }
 
-    fn bucket(&self, hash: u64) -> &AtomicPtr<Node<K, V>> {
-        // Truncating the hash on 32-bit targets is intended: only the low bits pick a bucket.
-        &self.buckets[hash as usize & self.mask]
+    fn bucket(&self, hash: u64) -> &Bucket<K, V> {
+        &self.buckets[bucket_index(hash, self.mask)]
     }
+}
+
+/// The bucket of `hash` in a table of `mask + 1` buckets.
+fn bucket_index(hash: u64, mask: usize) -> usize {
+    // Truncating the hash on 32-bit targets is intended: only the low bits pick a bucket.
+    hash as usize & mask
 }
 
 impl<K, V> Drop for Table<K, V> {
     fn drop(&mut self) {
-        for bucket in self.buckets.iter_mut() {
-            let mut node = *bucket.get_mut();
+        for bucket in self.buckets.iter() {
+            // Relaxed: the table is being dropped, so whatever gave us `&mut self` (the map's
+            // own drop) already orders this after every store.
+            let mut node = bucket.load(Ordering::Relaxed);
             while !node.is_null() {
                 // SAFETY: every node in this table's lists was made by `Box::into_raw` and is
                 // linked into exactly one list of exactly one table, so it is freed exactly once,
                 // here. `&mut self` (the map is being dropped) means no reader is walking it.
                 let boxed = unsafe { Box::from_raw(node) };
-                node = boxed.next;
+                node = boxed.get().next;
             }
         }
     }
@@ -93,7 +150,7 @@ impl<K, V> Drop for Table<K, V> {
 /// State only touched under the writer mutex.
 struct Writer<K, V> {
     /// Tables replaced by a bigger one, kept alive for readers still walking them.
-    retired: Vec<*mut Table<K, V>>,
+    retired: Vec<TablePtr<K, V>>,
 }
 
 /// Grow-only concurrent map; values are never moved or dropped before the map.
@@ -101,11 +158,11 @@ struct Writer<K, V> {
 /// Lookups take no lock; inserts take a mutex. See the module docs for the design.
 pub(crate) struct ConcurrentMap<K, V> {
     /// The current table; never null. Made by `Box::into_raw`, freed only in `Drop`.
-    table: AtomicPtr<Table<K, V>>,
+    table: AtomicPtr<Published<Table<K, V>>>,
     /// Number of entries. Only changed under `writer`.
     len: AtomicUsize,
     writer: Mutex<Writer<K, V>>,
-    hasher: RandomState,
+    hasher: Hasher,
     /// The map owns `K`s and `V`s (for drop check).
     _owns: PhantomData<Box<Entry<K, V>>>,
 }
@@ -123,14 +180,15 @@ unsafe impl<K: Send + Sync, V: Send + Sync> Sync for ConcurrentMap<K, V> {}
 
 impl<K: Hash + Eq, V> ConcurrentMap<K, V> {
     pub(crate) fn new() -> Self {
-        let table = Box::into_raw(Box::new(Table::with_buckets(INITIAL_BUCKETS)));
+        let table = Table::with_heads(vec![ptr::null_mut(); INITIAL_BUCKETS]);
+        let table = Box::into_raw(Box::new(Published::new(table)));
         ConcurrentMap {
             table: AtomicPtr::new(table),
             len: AtomicUsize::new(0),
             writer: Mutex::new(Writer {
                 retired: Vec::new(),
             }),
-            hasher: RandomState::new(),
+            hasher: Hasher::default(),
             _owns: PhantomData,
         }
     }
@@ -142,7 +200,7 @@ impl<K: Hash + Eq, V> ConcurrentMap<K, V> {
         // before its Release store, which this Acquire load synchronizes with. Tables are only
         // freed in `Drop`, which cannot run while `&self` is borrowed, and are never mutated
         // except through their atomics, so a shared reference for the borrow of `self` is sound.
-        unsafe { &*table }
+        unsafe { (*table).get() }
     }
 
     /// The entry for `key` in `table`, if it is linked there.
@@ -159,10 +217,10 @@ impl<K: Hash + Eq, V> ConcurrentMap<K, V> {
             // was published (paired with the Acquire load of the table). Nodes are never mutated
             // after that and are freed only when their table is, i.e. when the map drops, which
             // outlives `'a`.
-            let n = unsafe { &*node };
+            let n = unsafe { (*node).get() };
             // SAFETY: `n.entry` was made by `Box::into_raw`, fully written before the node that
             // points at it was published, never mutated, and freed only when the map drops.
-            let entry = unsafe { &*n.entry };
+            let entry = unsafe { (*n.entry).get() };
             if entry.hash == hash && entry.key.borrow() == key {
                 return Some(entry);
             }
@@ -206,15 +264,15 @@ impl<K: Hash + Eq, V> ConcurrentMap<K, V> {
             table = self.grow(table, &mut writer);
         }
 
-        let entry = Box::into_raw(Box::new(Entry { hash, key, value }));
+        let entry = Box::into_raw(Box::new(Published::new(Entry { hash, key, value })));
         let bucket = table.bucket(hash);
-        let node = Box::into_raw(Box::new(Node {
+        let node = Box::into_raw(Box::new(Published::new(Node {
             entry,
             // Only writers store bucket heads, and we hold the writer lock, so this is the latest
             // head. Acquire (not needed given the lock, free on x86) makes the chain from the
             // previous writer's Release store to our readers explicit in the atomics.
             next: bucket.load(Ordering::Acquire),
-        }));
+        })));
         // Release: publishes the node and the entry it points at to Acquire loads in `find`.
         bucket.store(node, Ordering::Release);
         self.len.store(len, Ordering::Release);
@@ -222,43 +280,47 @@ impl<K: Hash + Eq, V> ConcurrentMap<K, V> {
 
         // SAFETY: `entry` was just made by `Box::into_raw` and is freed only when the map drops;
         // it is never mutated, so a shared reference for the borrow of `self` is sound.
-        unsafe { &(*entry).value }
+        unsafe { &(*entry).get().value }
     }
 
     /// Replaces `old` (the current table) with one of twice the buckets linking the same
     /// entries, publishes it, retires `old`, and returns the new table. Call under the writer
     /// lock, passing its guard.
     fn grow<'a>(&'a self, old: &'a Table<K, V>, writer: &mut Writer<K, V>) -> &'a Table<K, V> {
-        let new = Table::with_buckets(old.buckets.len() * 2);
+        // The new table is private until it is published below, so its lists are built in a
+        // plain `Vec` and its atomics made with their final heads.
+        let mut heads: Vec<NodePtr<K, V>> = vec![ptr::null_mut(); old.buckets.len() * 2];
+        let mask = heads.len() - 1;
         for bucket in old.buckets.iter() {
             // We are the only writer, and the lock orders us after every earlier one; Acquire
             // also pairs with their Release stores directly (it is free on x86, growth is rare).
             let mut node = bucket.load(Ordering::Acquire);
             while !node.is_null() {
                 // SAFETY: as in `find`; the node is live and immutable while the map lives.
-                let n = unsafe { &*node };
+                let n = unsafe { (*node).get() };
                 // SAFETY: as in `find`; we only read the hash, which never changes.
-                let hash = unsafe { (*n.entry).hash };
-                let head = new.bucket(hash);
-                let copy = Box::into_raw(Box::new(Node {
+                let hash = unsafe { (*n.entry).get().hash };
+                let head = &mut heads[bucket_index(hash, mask)];
+                *head = Box::into_raw(Box::new(Published::new(Node {
                     entry: n.entry,
-                    next: head.load(Ordering::Relaxed),
-                }));
-                // Relaxed: `new` is not shared yet; its Release publication below covers this.
-                head.store(copy, Ordering::Relaxed);
+                    next: *head,
+                })));
                 node = n.next;
             }
         }
-        let new = Box::into_raw(Box::new(new));
+        let new = Table::with_heads(heads);
+        let new = Box::into_raw(Box::new(Published::new(new)));
         // Reserve first, so that a failed allocation cannot leave `old` unowned.
         writer.retired.reserve(1);
-        // Release: publishes the whole new table (buckets and nodes) to Acquire loads of it.
+        // Release: publishes the whole new table (its buckets and nodes) to Acquire loads of it.
         let old_ptr = self.table.swap(new, Ordering::AcqRel);
-        debug_assert!(ptr::eq(old_ptr, old));
+        // SAFETY: `old_ptr` is the table that was current until the swap, which is never null
+        // and stays allocated (retired below) until the map drops.
+        debug_assert!(ptr::eq(unsafe { (*old_ptr).get() }, old));
         writer.retired.push(old_ptr);
         // SAFETY: `new` was just made by `Box::into_raw` and, like every table, is freed only
         // when the map drops and mutated only through its atomics.
-        unsafe { &*new }
+        unsafe { (*new).get() }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -273,10 +335,10 @@ impl<K: Hash + Eq, V> ConcurrentMap<K, V> {
             let mut node = bucket.load(Ordering::Acquire);
             while !node.is_null() {
                 // SAFETY: as in `find`: published nodes are immutable and live as long as the map.
-                let n = unsafe { &*node };
+                let n = unsafe { (*node).get() };
                 // SAFETY: as in `find`: published entries are immutable and live as long as
                 // the map.
-                let entry = unsafe { &*n.entry };
+                let entry = unsafe { (*n.entry).get() };
                 f(&entry.key, &entry.value);
                 node = n.next;
             }
@@ -286,19 +348,19 @@ impl<K: Hash + Eq, V> ConcurrentMap<K, V> {
 
 impl<K, V> Drop for ConcurrentMap<K, V> {
     fn drop(&mut self) {
-        let table = *self.table.get_mut();
+        // Relaxed loads here and below: `&mut self` already orders this after every store.
+        let table = self.table.load(Ordering::Relaxed);
         // SAFETY: the current table is never null, was made by `Box::into_raw`, and is freed
         // only here; `&mut self` means no reader is using it.
         let table = unsafe { Box::from_raw(table) };
         // The current table links every entry exactly once (each insert links its entry into the
         // table current at the time, and growing relinks all of them). Take ownership of each.
-        let mut entries = Vec::with_capacity(*self.len.get_mut());
-        for bucket in table.buckets.iter() {
-            // Relaxed: `&mut self` already synchronizes with every writer.
+        let mut entries = Vec::with_capacity(self.len.load(Ordering::Relaxed));
+        for bucket in table.get().buckets.iter() {
             let mut node = bucket.load(Ordering::Relaxed);
             while !node.is_null() {
                 // SAFETY: as in `find`; nodes are live until `table` drops below.
-                let n = unsafe { &*node };
+                let n = unsafe { (*node).get() };
                 // SAFETY: `n.entry` was made by `Box::into_raw` and is linked exactly once from
                 // the current table, so it is reclaimed exactly once, here. Other tables' nodes
                 // pointing at it are freed below without touching it.
@@ -329,276 +391,4 @@ impl<K, V> fmt::Debug for ConcurrentMap<K, V> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashSet;
-    use std::panic::{catch_unwind, AssertUnwindSafe};
-    use std::sync::Arc;
-
-    /// Scales a count down under Miri, which is very slow.
-    fn scaled(n: usize, miri: usize) -> usize {
-        if cfg!(miri) {
-            miri
-        } else {
-            n
-        }
-    }
-
-    fn assert_send_sync<T: Send + Sync>() {}
-
-    #[test]
-    fn is_send_and_sync() {
-        assert_send_sync::<ConcurrentMap<String, u64>>();
-        assert_send_sync::<ConcurrentMap<u32, Vec<String>>>();
-    }
-
-    #[test]
-    fn basic_get_insert_len_for_each() {
-        let map: ConcurrentMap<String, u32> = ConcurrentMap::new();
-        assert_eq!(map.len(), 0);
-        assert_eq!(map.get("a"), None);
-        let mut seen = 0;
-        map.for_each(|_, _| seen += 1);
-        assert_eq!(seen, 0);
-
-        assert_eq!(*map.get_or_insert_with("a".to_owned(), || 1), 1);
-        assert_eq!(*map.get_or_insert_with("b".to_owned(), || 2), 2);
-        // Existing key: the old value wins.
-        assert_eq!(*map.get_or_insert_with("a".to_owned(), || 100), 1);
-        assert_eq!(map.len(), 2);
-
-        // Borrowed lookups (`&str` for `String` keys).
-        assert_eq!(map.get("a"), Some(&1));
-        assert_eq!(map.get("b"), Some(&2));
-        assert_eq!(map.get("c"), None);
-        assert_eq!(map.get(&"a".to_owned()), Some(&1));
-
-        let mut all = Vec::new();
-        map.for_each(|k, v| all.push((k.clone(), *v)));
-        all.sort();
-        assert_eq!(all, vec![("a".to_owned(), 1), ("b".to_owned(), 2)]);
-        assert!(format!("{map:?}").contains("len: 2"));
-    }
-
-    #[test]
-    fn make_runs_once_per_key() {
-        let map: ConcurrentMap<u32, u32> = ConcurrentMap::new();
-        let mut calls = 0;
-        for round in 0..3 {
-            for k in 0..50 {
-                let v = *map.get_or_insert_with(k, || {
-                    calls += 1;
-                    k * 10 + round
-                });
-                assert_eq!(v, k * 10, "first value wins");
-            }
-        }
-        assert_eq!(calls, 50);
-        assert_eq!(map.len(), 50);
-    }
-
-    #[test]
-    fn panicking_make_leaves_map_usable() {
-        let map: ConcurrentMap<u32, String> = ConcurrentMap::new();
-        map.get_or_insert_with(1, || "one".to_owned());
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            map.get_or_insert_with(2, || panic!("make failed"));
-        }));
-        assert!(r.is_err());
-        assert_eq!(map.len(), 1);
-        assert_eq!(map.get(&2), None);
-        // The writer mutex is poisoned now; inserts must still work.
-        assert_eq!(map.get_or_insert_with(2, || "two".to_owned()), "two");
-        assert_eq!(map.get(&1).map(String::as_str), Some("one"));
-        assert_eq!(map.len(), 2);
-    }
-
-    #[test]
-    fn growth_keeps_values_and_references() {
-        let n = scaled(100_000, 300) as u64;
-        let map: ConcurrentMap<u64, u64> = ConcurrentMap::new();
-        // References taken before many resizes.
-        let early: Vec<&u64> = (0..8)
-            .map(|k| map.get_or_insert_with(k, || k * 3))
-            .collect();
-        let early_addrs: Vec<*const u64> = early.iter().map(|r| *r as *const u64).collect();
-        for k in 8..n {
-            assert_eq!(*map.get_or_insert_with(k, || k * 3), k * 3);
-        }
-        assert_eq!(map.len(), n as usize);
-        assert!(map.table().buckets.len() * MAX_LOAD >= n as usize);
-        // Load factor stays bounded: at most MAX_LOAD per bucket.
-        assert!(map.table().buckets.len() <= 2 * INITIAL_BUCKETS.max(n as usize / MAX_LOAD));
-        for (k, r) in early.iter().enumerate() {
-            assert_eq!(**r, k as u64 * 3);
-            // Same address as a fresh lookup: values never move.
-            assert!(ptr::eq(map.get(&(k as u64)).unwrap(), early_addrs[k]));
-        }
-        for k in 0..n {
-            assert_eq!(map.get(&k), Some(&(k * 3)), "key {k}");
-        }
-        assert_eq!(map.get(&n), None);
-        let mut keys = HashSet::new();
-        let mut sum = 0u64;
-        map.for_each(|k, v| {
-            assert!(keys.insert(*k), "key {k} visited twice");
-            sum += v;
-        });
-        assert_eq!(keys.len(), n as usize);
-        assert_eq!(sum, 3 * n * (n - 1) / 2);
-    }
-
-    #[test]
-    fn concurrent_overlapping_inserts_and_reads() {
-        const THREADS: usize = 4;
-        let per_thread = scaled(20_000, 60);
-        // Thread t inserts keys t*per_thread/2 .. t*per_thread/2 + per_thread, so neighbours
-        // overlap by half, in alternating directions to race on the same keys.
-        let total_keys = (THREADS + 1) * per_thread / 2;
-        let map: ConcurrentMap<usize, (usize, usize)> = ConcurrentMap::new();
-        let makes = AtomicUsize::new(0);
-        let next_id = AtomicUsize::new(0);
-
-        // (key, id, address of the value) as each thread saw them.
-        let results: Vec<Vec<(usize, usize, usize)>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..THREADS)
-                .map(|t| {
-                    let (map, makes, next_id) = (&map, &makes, &next_id);
-                    s.spawn(move || {
-                        let start = t * per_thread / 2;
-                        let mut got = Vec::with_capacity(per_thread);
-                        let mut held: Vec<&(usize, usize)> = Vec::new();
-                        for i in 0..per_thread {
-                            let k = if t % 2 == 0 {
-                                start + i
-                            } else {
-                                start + per_thread - 1 - i
-                            };
-                            let v = map.get_or_insert_with(k, || {
-                                makes.fetch_add(1, Ordering::Relaxed);
-                                (k, next_id.fetch_add(1, Ordering::Relaxed))
-                            });
-                            assert_eq!(v.0, k);
-                            got.push((k, v.1, v as *const (usize, usize) as usize));
-                            if i % 97 == 0 {
-                                held.push(v);
-                            }
-                            // Concurrent reads of keys other threads may be inserting.
-                            let probe = (k * 7 + t) % total_keys;
-                            if let Some(p) = map.get(&probe) {
-                                assert_eq!(p.0, probe);
-                            }
-                            if i % 1024 == 0 {
-                                let mut count = 0;
-                                map.for_each(|k, v| {
-                                    assert_eq!(*k, v.0);
-                                    count += 1;
-                                });
-                                assert!(count <= total_keys);
-                            }
-                        }
-                        // References held across other threads' resizes are still valid.
-                        for r in held {
-                            assert_eq!(map.get(&r.0), Some(r));
-                        }
-                        got
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-
-        assert_eq!(map.len(), total_keys);
-        assert_eq!(
-            makes.load(Ordering::Relaxed),
-            total_keys,
-            "make ran once per key"
-        );
-        // Every thread saw the same value (same id, same address) for a key.
-        let mut ids = vec![None; total_keys];
-        for got in &results {
-            for &(k, id, addr) in got {
-                let final_v = map.get(&k).unwrap();
-                assert_eq!(final_v.1, id, "key {k}");
-                assert_eq!(final_v as *const _ as usize, addr, "key {k}");
-                match ids[k] {
-                    None => ids[k] = Some(id),
-                    Some(prev) => assert_eq!(prev, id, "key {k}"),
-                }
-            }
-        }
-        assert!(ids.iter().all(Option::is_some));
-        let distinct: HashSet<usize> = ids.iter().map(|id| id.unwrap()).collect();
-        assert_eq!(distinct.len(), total_keys, "ids are unique per key");
-        let mut count = 0;
-        map.for_each(|k, v| {
-            assert_eq!(*k, v.0);
-            count += 1;
-        });
-        assert_eq!(count, total_keys);
-    }
-
-    /// Counts drops of itself.
-    struct Counted {
-        id: usize,
-        drops: Arc<AtomicUsize>,
-        dropped: bool,
-    }
-
-    impl Drop for Counted {
-        fn drop(&mut self) {
-            assert!(!self.dropped, "value {} dropped twice", self.id);
-            self.dropped = true;
-            self.drops.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    #[test]
-    fn drop_drops_each_value_once() {
-        let n = scaled(5_000, 200);
-        let drops = Arc::new(AtomicUsize::new(0));
-        let map: ConcurrentMap<String, Counted> = ConcurrentMap::new();
-        for i in 0..n {
-            map.get_or_insert_with(i.to_string(), || Counted {
-                id: i,
-                drops: Arc::clone(&drops),
-                dropped: false,
-            });
-        }
-        // A losing insert of an existing key drops only its key, never a value.
-        map.get_or_insert_with("0".to_owned(), || unreachable!());
-        assert_eq!(map.len(), n);
-        assert_eq!(drops.load(Ordering::SeqCst), 0);
-        drop(map);
-        assert_eq!(drops.load(Ordering::SeqCst), n);
-
-        // Empty map.
-        drop(ConcurrentMap::<String, Counted>::new());
-    }
-
-    #[test]
-    fn drop_after_concurrent_inserts() {
-        let per_thread = scaled(3_000, 40);
-        let drops = Arc::new(AtomicUsize::new(0));
-        let map: ConcurrentMap<usize, Counted> = ConcurrentMap::new();
-        std::thread::scope(|s| {
-            for t in 0..4 {
-                let (map, drops) = (&map, &drops);
-                s.spawn(move || {
-                    for i in 0..per_thread {
-                        let k = (i + t * per_thread / 4) % per_thread;
-                        map.get_or_insert_with(k, || Counted {
-                            id: k,
-                            drops: Arc::clone(drops),
-                            dropped: false,
-                        });
-                    }
-                });
-            }
-        });
-        assert_eq!(map.len(), per_thread);
-        // Moving the map to another thread and dropping it there (Send).
-        std::thread::spawn(move || drop(map)).join().unwrap();
-        assert_eq!(drops.load(Ordering::SeqCst), per_thread);
-    }
-}
+mod tests;

@@ -19,9 +19,9 @@ use crate::time::timestamp::duration_nanos;
 #[derive(Clone, PartialEq, Eq)]
 pub struct CallNotPermitted {
     // Two words, so that a `Result` carrying this error is cheap to return and to move: the
-    // interned name, and the state's code in the top 3 bits above the timeout in nanoseconds
+    // name (one pointer), and the state's code in the top 3 bits above the timeout in nanoseconds
     // plus one (0: rejected, not timed out; timeouts saturate at about 73 years).
-    name: &'static Name,
+    name: Name,
     detail: u64,
 }
 
@@ -30,7 +30,7 @@ const NANOS_MASK: u64 = (1 << STATE_SHIFT) - 1;
 
 impl CallNotPermitted {
     #[inline]
-    pub(crate) fn new(name: &'static Name, state: State) -> CallNotPermitted {
+    pub(crate) fn new(name: Name, state: State) -> CallNotPermitted {
         CallNotPermitted {
             name,
             detail: state.code() << STATE_SHIFT,
@@ -109,13 +109,13 @@ impl From<CallNotPermitted> for std::io::Error {
 /// [`timed_out_after`](CallNotPermitted::timed_out_after) is set.
 #[derive(Clone, PartialEq, Eq)]
 pub struct CallTimedOut {
-    name: &'static Name,
+    name: Name,
     /// The timeout in nanoseconds (saturating at `u64::MAX`, about 584 years).
     after: u64,
 }
 
 impl CallTimedOut {
-    pub(crate) fn new(name: &'static Name, after: Duration) -> CallTimedOut {
+    pub(crate) fn new(name: Name, after: Duration) -> CallTimedOut {
         CallTimedOut {
             name,
             after: duration_nanos(after),
@@ -251,13 +251,13 @@ impl<E: Error + 'static> Error for CallError<E> {
 /// METRICS_ONLY -> OPEN, METRICS_ONLY -> HALF_OPEN). The state is unchanged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IllegalTransition {
-    name: &'static str,
+    name: Name,
     from: State,
     to: State,
 }
 
 impl IllegalTransition {
-    pub(crate) fn new(name: &'static str, from: State, to: State) -> IllegalTransition {
+    pub(crate) fn new(name: Name, from: State, to: State) -> IllegalTransition {
         IllegalTransition { name, from, to }
     }
 
@@ -277,7 +277,7 @@ impl fmt::Display for IllegalTransition {
         write!(
             f,
             "CircuitBreaker '{}' cannot go from {} to {}",
-            LogSafe(self.name),
+            LogSafe(self.name.as_str()),
             self.from,
             self.to
         )
@@ -296,7 +296,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<CallTimedOut>(), 16);
         let name = crate::name::intern("error-tests:packing");
         for state in State::ALL {
-            let rejected = CallNotPermitted::new(name, state);
+            let rejected = CallNotPermitted::new(name.clone(), state);
             assert_eq!(rejected.state(), state);
             assert_eq!(rejected.timed_out_after(), None);
             assert_eq!(rejected.breaker_name(), "error-tests:packing");
@@ -307,7 +307,7 @@ mod tests {
             Duration::from_millis(2_000),
             Duration::from_secs(3600 * 24 * 365 * 70),
         ] {
-            let timed_out = CallNotPermitted::from(CallTimedOut::new(name, after));
+            let timed_out = CallNotPermitted::from(CallTimedOut::new(name.clone(), after));
             assert_eq!(timed_out.timed_out_after(), Some(after));
             assert_eq!(timed_out.state(), State::Closed);
         }

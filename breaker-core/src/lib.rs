@@ -1,5 +1,5 @@
-//! The engine behind [`resilience-breaker`](https://docs.rs/resilience-breaker) (`use breaker::...`): Resilience4j's circuit-breaker
-//! state machine for Rust.
+//! The engine behind [`resilience-breaker`](https://docs.rs/resilience-breaker) (used as
+//! `breaker::...`): Resilience4j's circuit-breaker state machine for Rust.
 //!
 //! - [`CircuitBreaker`]: the six states (CLOSED, OPEN, HALF_OPEN, DISABLED, FORCED_OPEN,
 //!   METRICS_ONLY) with Resilience4j 2.x's transitions, windows and per-state metrics.
@@ -53,6 +53,7 @@ mod event;
 #[cfg(feature = "metrics")]
 mod export;
 #[cfg(feature = "redis-hint")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis-hint")))]
 pub mod hint;
 mod log_safe;
 mod name;
@@ -70,16 +71,19 @@ pub use crate::classify::{
     Always, Classifier, Classify, ConfiguredClassifier, ErrorKind, Never, Outcome, Predicate,
 };
 pub use crate::config::file::{Format, LoadError, LoadErrorKind, CONFIG_ENV};
-pub use crate::config::{keys, Config, ConfigBuilder, ConfigError, SlidingWindowType, DEFAULT_CONFIG};
+pub use crate::config::{
+    keys, Config, ConfigBuilder, ConfigError, SlidingWindowType, WaitInterval, DEFAULT_CONFIG,
+};
 pub use crate::error::{CallError, CallNotPermitted, CallTimedOut, IllegalTransition};
 pub use crate::event::listeners::Subscription;
 pub use crate::event::{Event, EventKind, TransitionCause};
 #[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use crate::export::metrics::MetricsExport;
 pub use crate::registry::builder::RegistryBuilder;
 pub use crate::registry::global::GlobalAlreadySet;
 pub use crate::registry::hooks::RegistryEvent;
-pub use crate::registry::keyed::Keyed;
+pub use crate::registry::keyed::{Keyed, KeyedLimits};
 pub use crate::registry::{Registry, WeakRegistry};
 pub use crate::site::{CallSite, KeyedCallSite};
 pub use crate::state::State;

@@ -11,10 +11,8 @@
 //! Everything with behaviour is [`CircuitBreaker::call_with`] and
 //! [`CircuitBreaker::call_sync_with`]; the shims only route types.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
-use std::hash::Hash;
 use std::marker::PhantomData;
 
 pub use std::result::Result::{self, Err, Ok};
@@ -133,23 +131,20 @@ pub trait ValuePredicate<T> {}
 
 impl<T, P: Fn(&T) -> bool> ValuePredicate<T> for P {}
 
-/// A run-time key: one breaker per distinct value.
+/// A run-time key: one breaker per distinct `Display` text.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot key a breaker",
-    label = "a `key` is an owned value that is `Hash + Eq + Clone + Display + Send + Sync + 'static`",
-    note = "the key names the breaker (`name:key`), so it must be `Display`; for several parts, format them into a `String` or use a struct of your own"
+    label = "a `key` is a value that is `Display`, borrowed or owned",
+    note = "the key's text names the breaker (`name[key]`), so it must be `Display`; for several parts, format them into a `String` or use a struct of your own"
 )]
 pub trait BreakerKey {
     /// The breaker of this key at `site`.
-    fn breaker(&self, site: &'static KeyedCallSite) -> Cow<'static, CircuitBreaker>;
+    fn breaker(&self, site: &'static KeyedCallSite) -> CircuitBreaker;
 }
 
-impl<K> BreakerKey for K
-where
-    K: Hash + Eq + Clone + fmt::Display + Send + Sync + 'static,
-{
+impl<K: fmt::Display + ?Sized> BreakerKey for K {
     #[inline]
-    fn breaker(&self, site: &'static KeyedCallSite) -> Cow<'static, CircuitBreaker> {
+    fn breaker(&self, site: &'static KeyedCallSite) -> CircuitBreaker {
         site.breaker(self)
     }
 }
@@ -174,12 +169,10 @@ where
     predicate
 }
 
-/// The breaker of a run-time key.
+/// The breaker of a run-time key. The key is borrowed: its text is made owned only when its
+/// breaker is created.
 #[inline]
-pub fn keyed<K: BreakerKey + ?Sized>(
-    site: &'static KeyedCallSite,
-    key: &K,
-) -> Cow<'static, CircuitBreaker> {
+pub fn keyed<K: BreakerKey + ?Sized>(site: &'static KeyedCallSite, key: &K) -> CircuitBreaker {
     key.breaker(site)
 }
 
@@ -196,6 +189,7 @@ pub fn run<'a, R, C, F>(
 ) -> impl Future<Output = Result<R::Ok, CallError<R::Err>>> + use<'a, R, C, F>
 where
     R: GuardedOutput,
+    R::Err: 'static,
     C: Classify<R::Ok, R::Err>,
     F: Future<Output = R>,
 {
@@ -211,6 +205,7 @@ pub fn run_sync<R, C, F>(
 ) -> Result<R::Ok, CallError<R::Err>>
 where
     R: GuardedOutput,
+    R::Err: 'static,
     C: Classify<R::Ok, R::Err>,
     F: FnOnce() -> R,
 {
@@ -278,6 +273,12 @@ impl<E> Clone for TimeoutTo<E> {
 }
 
 impl<E> Copy for TimeoutTo<E> {}
+
+impl<E> fmt::Debug for TimeoutTo<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TimeoutTo")
+    }
+}
 
 /// The [`TimeoutTo`] of a call's error type, read off the call's output (so that it is known
 /// even where the return type has an `impl Trait` the expansion writes as `_`).

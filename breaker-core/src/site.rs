@@ -16,10 +16,7 @@
 //! # assert_eq!(get_product(7).unwrap(), "product 7");
 //! ```
 
-use std::any::Any;
-use std::borrow::Cow;
 use std::fmt;
-use std::hash::Hash;
 
 use once_cell::sync::OnceCell;
 
@@ -31,9 +28,29 @@ use crate::registry::Registry;
 ///
 /// A `CallSite` is built in a `const` context, so it can live in a `static`. Two call sites
 /// with the same name share one breaker (the registry has one breaker per name).
+///
+/// If the cached breaker leaves the registry ([`Registry::replace`], [`Registry::remove`]),
+/// the next call looks the name up again and caches the breaker that has it now. The site
+/// keeps every breaker it cached for the life of the program (one per replace or remove of
+/// its name, so few), since calls in flight may still hold a reference to an earlier one.
 pub struct CallSite {
     name: &'static str,
-    breaker: OnceCell<CircuitBreaker>,
+    first: OnceCell<Link>,
+}
+
+/// One breaker the site resolved, and the one it resolved after that one left the registry.
+struct Link {
+    breaker: CircuitBreaker,
+    next: OnceCell<Box<Link>>,
+}
+
+impl Link {
+    fn resolve(name: &str) -> Link {
+        Link {
+            breaker: Registry::global().breaker(name),
+            next: OnceCell::new(),
+        }
+    }
 }
 
 impl CallSite {
@@ -41,7 +58,7 @@ impl CallSite {
     pub const fn new(name: &'static str) -> CallSite {
         CallSite {
             name,
-            breaker: OnceCell::new(),
+            first: OnceCell::new(),
         }
     }
 
@@ -51,11 +68,14 @@ impl CallSite {
     }
 
     /// The breaker: `Registry::global().breaker(name)` on the first call, the cached handle on
-    /// every later one.
+    /// every later one (one load more than the handle: whether it is still in the registry).
     #[inline]
     pub fn breaker(&self) -> &CircuitBreaker {
-        self.breaker
-            .get_or_init(|| Registry::global().breaker(self.name))
+        let mut link = self.first.get_or_init(|| Link::resolve(self.name));
+        while link.breaker.is_detached() {
+            link = link.next.get_or_init(|| Box::new(Link::resolve(self.name)));
+        }
+        &link.breaker
     }
 }
 
@@ -63,31 +83,32 @@ impl fmt::Debug for CallSite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallSite")
             .field("name", &self.name)
-            .field("resolved", &self.breaker.get().is_some())
+            .field("resolved", &self.first.get().is_some())
             .finish()
     }
 }
 
 /// Breakers keyed at run time, all configured by one name: `#[circuit_breaker(name = "llm",
-/// key = ...)]`. Each distinct key gets its own breaker, named `name:key`.
+/// key = ...)]`. Each distinct key text gets its own breaker, named `name[key]` (see
+/// [`CircuitBreaker::name`]).
 ///
-/// The key set ([`Registry::keyed`]) is resolved once from the global registry and cached;
-/// finding the breaker of a key that was seen before takes no lock.
+/// The group ([`Registry::keyed`]) is resolved once from the global registry and cached;
+/// finding the breaker of a key that has one takes no lock and allocates nothing.
 ///
 /// ```
 /// use breaker_core::KeyedCallSite;
 ///
 /// static LLM: KeyedCallSite = KeyedCallSite::new("llm");
 ///
-/// let openai = LLM.breaker(&"openai/gpt".to_owned());
-/// let other = LLM.breaker(&"anthropic/claude".to_owned());
-/// assert_eq!(openai.name(), "llm:openai/gpt");
+/// let openai = LLM.breaker("openai/gpt");
+/// let other = LLM.breaker(&format!("{}/{}", "anthropic", "claude"));
+/// assert_eq!(openai.name(), "llm[openai/gpt]");
+/// assert_eq!(openai.key(), Some("openai/gpt"));
 /// assert!(!openai.ptr_eq(&other));
 /// ```
 pub struct KeyedCallSite {
     name: &'static str,
-    /// A `Keyed<K>` for the key type of the first call.
-    keyed: OnceCell<Box<dyn Any + Send + Sync>>,
+    keyed: OnceCell<Keyed>,
 }
 
 impl KeyedCallSite {
@@ -104,23 +125,13 @@ impl KeyedCallSite {
         self.name
     }
 
-    /// The breaker for `key`, created on first use.
-    ///
-    /// The site caches the key set of the first key type it sees. A call site whose key type
-    /// varies (a generic function keyed by a type parameter) still works: other key types are
-    /// looked up in the registry on each call, and get an owned handle.
+    /// The breaker of `key` (any `Display` value, borrowed or owned: the breaker is its
+    /// text's), created on first use.
     #[inline]
-    pub fn breaker<K>(&self, key: &K) -> Cow<'_, CircuitBreaker>
-    where
-        K: Hash + Eq + Clone + fmt::Display + Send + Sync + 'static,
-    {
-        let cached = self
-            .keyed
-            .get_or_init(|| Box::new(Registry::global().keyed::<K>(self.name)));
-        match cached.downcast_ref::<Keyed<K>>() {
-            Some(keyed) => Cow::Borrowed(keyed.get(key)),
-            None => Cow::Owned(Registry::global().keyed::<K>(self.name).get(key).clone()),
-        }
+    pub fn breaker<K: fmt::Display + ?Sized>(&self, key: &K) -> CircuitBreaker {
+        self.keyed
+            .get_or_init(|| Registry::global().keyed(self.name))
+            .get(key)
     }
 }
 
@@ -178,24 +189,41 @@ mod tests {
     }
 
     #[test]
-    fn keyed_site_gives_one_breaker_per_key() {
+    fn keyed_site_gives_one_breaker_per_key_text() {
         static SITE: KeyedCallSite = KeyedCallSite::new("site-tests:keyed");
         let a = SITE.breaker(&1u32);
         let b = SITE.breaker(&2u32);
-        assert!(matches!(a, Cow::Borrowed(_)));
         assert!(!a.ptr_eq(&b));
         assert!(a.ptr_eq(&SITE.breaker(&1u32)));
-        assert_eq!(a.name(), "site-tests:keyed:1");
-        assert!(a.ptr_eq(Registry::global().keyed::<u32>("site-tests:keyed").get(&1)));
+        assert_eq!(a.name(), "site-tests:keyed[1]");
+        assert!(a.ptr_eq(&Registry::global().keyed("site-tests:keyed").get(&1)));
     }
 
     #[test]
-    fn keyed_site_with_a_second_key_type_still_finds_the_right_breaker() {
+    fn keys_of_different_types_with_one_text_are_one_breaker() {
         static SITE: KeyedCallSite = KeyedCallSite::new("site-tests:two-types");
         let by_int = SITE.breaker(&7u64);
         let by_string = SITE.breaker(&"7".to_owned());
-        assert!(matches!(by_string, Cow::Owned(_)));
-        assert!(!by_int.ptr_eq(&by_string), "each key type has its own set");
-        assert!(by_string.ptr_eq(&SITE.breaker(&"7".to_owned())));
+        let by_str = SITE.breaker("7");
+        assert!(by_int.ptr_eq(&by_string) && by_int.ptr_eq(&by_str));
+        assert_eq!(Registry::global().keyed("site-tests:two-types").len(), 1);
+    }
+
+    #[test]
+    fn call_site_follows_a_replaced_breaker() {
+        static SITE: CallSite = CallSite::new("site-tests:replaced");
+        let first = SITE.breaker().clone();
+        let config = crate::config::Config::builder()
+            .failure_rate_threshold(10.0)
+            .build()
+            .unwrap();
+        let old = Registry::global()
+            .replace("site-tests:replaced", config)
+            .unwrap();
+        assert!(old.ptr_eq(&first) && old.is_detached());
+        let now = SITE.breaker();
+        assert!(!now.ptr_eq(&first));
+        assert!(now.ptr_eq(&Registry::global().breaker("site-tests:replaced")));
+        assert_eq!(now.config().failure_rate_threshold(), 10.0);
     }
 }

@@ -13,7 +13,8 @@
 //! the clock that fires it.
 //!
 //! Everything else keeps `std`'s types: the clock, the registry's table
-//! of keyed groups, and the name interner (a process-wide `static`, which cannot hold loom
+//! of keyed groups and the groups' maps (papaya's, whose atomics loom does not see), and the
+//! name interner (a process-wide `static`, which cannot hold loom
 //! objects: each model run starts afresh). None of those holds a lock across an operation of
 //! these.
 

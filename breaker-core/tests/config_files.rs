@@ -1,4 +1,4 @@
-//! Configuration files: TOML and Spring `.properties` load into exactly the configuration they
+//! Configuration files: TOML, Spring `.properties` and Spring YAML load into exactly the configuration they
 //! describe (the demo's seven lines, docs/TRACE.md; the contract of docs/CREDIT_BUREAU.md),
 //! inherit as Resilience4j's Spring support does, and a bad file is rejected whole with an
 //! error naming the file, the line, the key, the value and what was expected. The global
@@ -11,8 +11,11 @@ use std::time::Duration;
 
 use breaker_core::{
     Classifier, Classify, Config, ErrorKind, Format, LoadError, LoadErrorKind, ManualClock,
-    Outcome, Registry, SlidingWindowType, State, CONFIG_ENV,
+    Outcome, Registry, SlidingWindowType, State, WaitInterval, CONFIG_ENV,
 };
+
+#[path = "support/logs.rs"]
+mod logs;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -53,7 +56,7 @@ fn assert_names(err: &LoadError, file: &str, line: u32, key: &str, value: &str, 
 // ---------------------------------------------------------------------------------------------
 // The documented configurations (docs/TRACE.md, docs/CREDIT_BUREAU.md), exactly.
 
-fn seed_001_config() -> Config {
+fn product_service_config() -> Config {
     Config::builder()
         .sliding_window_type(SlidingWindowType::CountBased)
         .sliding_window_size(10)
@@ -69,9 +72,12 @@ fn seed_001_config() -> Config {
 /// The demo's seven lines (docs/TRACE.md, with a 10 s wait), as a Spring team would paste them,
 /// give exactly their configuration; every other key keeps Resilience4j's default.
 #[test]
-fn seed_001_properties_load_into_the_exact_config() {
-    let registry = Registry::from_file(data("seed_001.properties")).unwrap();
-    assert_eq!(registry.config_for("productService"), &seed_001_config());
+fn product_service_properties_load_into_the_exact_config() {
+    let registry = Registry::from_file(data("product_service.properties")).unwrap();
+    assert_eq!(
+        registry.config_for("productService"),
+        &product_service_config()
+    );
     assert_eq!(
         registry.config_for("someOtherService"),
         &Config::default(),
@@ -83,11 +89,11 @@ fn seed_001_properties_load_into_the_exact_config() {
 /// call 4, OPEN at call 5, rejecting after, HALF_OPEN by the timer after 10 s, CLOSED after 3
 /// trials with one failure.
 #[test]
-fn seed_001_loaded_breaker_runs_the_trace() {
+fn product_service_loaded_breaker_runs_the_trace() {
     let clock = ManualClock::new();
     let registry = Registry::builder()
         .clock(clock.clone())
-        .load_file(data("seed_001.properties"))
+        .load_file(data("product_service.properties"))
         .unwrap()
         .build();
     let b = registry.breaker("productService");
@@ -111,7 +117,7 @@ fn seed_001_loaded_breaker_runs_the_trace() {
 /// Spring exception lines name Java classes; registered as error kinds, they load and
 /// classify.
 #[test]
-fn seed_001_exception_lists_name_registered_kinds() {
+fn product_service_exception_lists_name_registered_kinds() {
     #[derive(Debug)]
     enum ProductError {
         Io,
@@ -132,13 +138,13 @@ fn seed_001_exception_lists_name_registered_kinds() {
         .error_kind(io.clone())
         .error_kind(server.clone())
         .error_kind(bad_argument.clone())
-        .load_file(data("seed_001_exceptions.properties"))
+        .load_file(data("product_service_exceptions.properties"))
         .unwrap()
         .build();
     let config = registry.config_for("productService");
     assert_eq!(
         config,
-        &seed_001_config()
+        &product_service_config()
             .to_builder()
             .record_exceptions([io, server])
             .ignore_exceptions([bad_argument])
@@ -189,7 +195,7 @@ fn bureau_registry(clock: &ManualClock) -> (Registry, [ErrorKind; 4]) {
         .fold(Registry::builder().clock(clock.clone()), |b, k| {
             b.error_kind(k)
         })
-        .load_file(data("seed_003_credit_bureau.toml"))
+        .load_file(data("credit_bureau.toml"))
         .unwrap()
         .build();
     (registry, kinds)
@@ -200,7 +206,7 @@ fn bureau_registry(clock: &ManualClock) -> (Registry, [ErrorKind; 4]) {
 /// trials, lazy OPEN -> HALF_OPEN, a 2,500 ms timeout, 5xx/timeouts/connect errors recorded and
 /// 400/404 ignored.
 #[test]
-fn seed_003_contract_loads_into_the_exact_config() {
+fn credit_bureau_contract_loads_into_the_exact_config() {
     let (registry, [server, timeout, connect, client]) = bureau_registry(&ManualClock::new());
     let expected = Config::builder()
         .sliding_window(SlidingWindowType::CountBased, 100, 20)
@@ -221,7 +227,7 @@ fn seed_003_contract_loads_into_the_exact_config() {
 /// The contract's 4xx rule (docs/CREDIT_BUREAU.md §5) through the file: any number of
 /// 400/404s never opens the breaker; 5xx and timeouts do, at the 20th call.
 #[test]
-fn seed_003_client_errors_never_count() {
+fn credit_bureau_client_errors_never_count() {
     let (registry, _) = bureau_registry(&ManualClock::new());
     let b = registry.breaker("credit_bureau_cb");
     let classify = b.config().classifier();
@@ -319,12 +325,17 @@ fn assert_spring_application(registry: &Registry, client: &ErrorKind, conflict: 
 
 /// A whole Spring `application.properties` (camelCase, snake_case and kebab-case keys, ISO and
 /// simple durations, a bracketed name, an indexed list continued over two lines, other
-/// modules' lines) loads, and so does the same thing in TOML.
+/// modules' lines) loads, and so does the same thing in TOML and in YAML (with `spring:`,
+/// `server:`, `management:`, `resilience4j.retry` and `resilience4j.timelimiter` beside it).
 #[test]
 fn spring_application_files_load_in_both_formats() {
     let client = ErrorKind::of_type::<std::io::Error>("ClientError");
     let conflict = ErrorKind::of_type::<std::io::Error>("Conflict");
-    for file in ["spring_application.properties", "spring_application.toml"] {
+    for file in [
+        "spring_application.properties",
+        "spring_application.toml",
+        "spring_application.yml",
+    ] {
         let registry = Registry::builder()
             .error_kind(client.clone())
             .error_kind(conflict.clone())
@@ -480,14 +491,11 @@ fn spring_only_and_unsupported_keys() {
     let err = load_err(
         Format::Properties,
         "x.properties",
-        "resilience4j.circuitbreaker.instances.svc.enable-exponential-backoff=true",
+        "resilience4j.circuitbreaker.instances.svc.initial-state=OPEN",
     );
     assert_eq!(err.kind(), LoadErrorKind::UnsupportedKey);
     assert_eq!(err.line(), Some(1));
-    assert!(
-        err.to_string().contains("wait-duration-in-open-state"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("transition_to_"), "{err}");
 
     let err = load_err(
         Format::Properties,
@@ -748,9 +756,15 @@ fn properties_syntax_and_shape_errors_name_the_line() {
 
 #[test]
 fn files_are_found_by_extension_and_missing_ones_say_so() {
-    let err = Registry::from_file("breaker.yaml").unwrap_err();
+    let err = Registry::from_file("breaker.json").unwrap_err();
     assert_eq!(err.kind(), LoadErrorKind::UnknownFormat);
-    assert!(err.to_string().contains(".toml or .properties"), "{err}");
+    assert!(
+        err.to_string()
+            .contains(".toml, .properties, .yml or .yaml"),
+        "{err}"
+    );
+    let err = Registry::from_file(data("no_such_file.yaml")).unwrap_err();
+    assert_eq!(err.kind(), LoadErrorKind::Io, "a .yaml is YAML: {err}");
     let err = Registry::from_file(data("no_such_file.toml")).unwrap_err();
     assert_eq!(err.kind(), LoadErrorKind::Io);
     assert!(err.to_string().contains("no_such_file.toml"), "{err}");
@@ -796,7 +810,10 @@ fn child_global_registry() {
     match mode.as_str() {
         "good" => {
             let registry = Registry::try_global().expect("the file is good");
-            assert_eq!(registry.config_for("productService"), &seed_001_config());
+            assert_eq!(
+                registry.config_for("productService"),
+                &product_service_config()
+            );
             assert!(std::ptr::eq(registry, Registry::global()));
         }
         "bad" => {
@@ -851,7 +868,7 @@ fn child_global_registry() {
 
 #[test]
 fn global_registry_reads_breaker_config_at_first_use() {
-    run_child("good", Some(&data("seed_001.properties")));
+    run_child("good", Some(&data("product_service.properties")));
     run_child("unset", None);
 }
 
@@ -867,7 +884,744 @@ fn a_bad_breaker_config_is_loud_and_never_half_applied() {
 
 #[test]
 fn code_can_install_the_global_registry_with_kinds_and_the_env_file() {
-    let file = data("seed_003_credit_bureau.toml");
-    run_child("installed", Some(&file));
-    run_child("lazy-kinds", Some(&file));
+    for file in ["credit_bureau.toml", "credit_bureau.yml"] {
+        let file = data(file);
+        run_child("installed", Some(&file));
+        run_child("lazy-kinds", Some(&file));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every format: the same contract, every key in Spring's spellings, tags.
+
+fn credit_bureau_expected(kinds: &[ErrorKind; 4]) -> Config {
+    let [server, timeout, connect, client] = kinds.clone();
+    Config::builder()
+        .sliding_window(SlidingWindowType::CountBased, 100, 20)
+        .failure_rate_threshold(50.0)
+        .slow_call_duration_threshold(Duration::from_millis(2_000))
+        .slow_call_rate_threshold(60.0)
+        .wait_duration_in_open_state(Duration::from_secs(30))
+        .permitted_number_of_calls_in_half_open_state(10)
+        .automatic_transition_from_open_to_half_open_enabled(false)
+        .timeout_duration(Some(Duration::from_millis(2_500)))
+        .record_exceptions([server, timeout, connect])
+        .ignore_exceptions([client])
+        .build()
+        .unwrap()
+}
+
+/// The credit-bureau contract as TOML, as `.properties` and as a Spring `application.yml`
+/// (camelCase keys, a YAML list and a comma string, Spring's own sections and other modules
+/// beside it): the same `Config`, compared field by field.
+#[test]
+fn credit_bureau_contract_loads_the_same_from_every_format() {
+    let kinds = bureau_kinds();
+    let expected = credit_bureau_expected(&kinds);
+    for file in [
+        "credit_bureau.toml",
+        "credit_bureau.properties",
+        "credit_bureau.yml",
+    ] {
+        let registry = kinds
+            .iter()
+            .cloned()
+            .fold(Registry::builder(), |b, k| b.error_kind(k))
+            .load_file(data(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+            .build();
+        assert_eq!(registry.config_for("credit_bureau_cb"), &expected, "{file}");
+        assert!(
+            registry.shared_config("credit_bureau_cb").is_none(),
+            "{file}"
+        );
+    }
+}
+
+fn every_key_kinds() -> [ErrorKind; 3] {
+    [
+        ErrorKind::of_type::<std::io::Error>("ServerError"),
+        ErrorKind::of_type::<std::io::Error>("Timeout"),
+        ErrorKind::of_type::<std::io::Error>("ClientError"),
+    ]
+}
+
+/// What every_key.{properties,toml,yml} say, written in code.
+fn every_key_expected(kinds: &[ErrorKind; 3]) -> Config {
+    let [server, timeout, client] = kinds.clone();
+    Config::builder()
+        .sliding_window_type(SlidingWindowType::TimeBased)
+        .sliding_window_size(30)
+        .minimum_number_of_calls(7)
+        .failure_rate_threshold(35.5)
+        .slow_call_rate_threshold(80.0)
+        .slow_call_duration_threshold(Duration::from_millis(1_500))
+        .wait_duration_in_open_state(Duration::from_secs(20))
+        .enable_exponential_backoff(true)
+        .exponential_backoff_multiplier(2.5)
+        .exponential_max_wait_duration_in_open_state(Some(Duration::from_secs(300)))
+        .enable_randomized_wait(true)
+        .randomized_wait_factor(0.25)
+        .permitted_number_of_calls_in_half_open_state(4)
+        .automatic_transition_from_open_to_half_open_enabled(true)
+        .max_wait_duration_in_half_open_state(Duration::from_secs(45))
+        .transition_to_state_after_wait_duration(State::Closed)
+        .timeout_duration(Some(Duration::from_secs(3)))
+        .record_exceptions([server, timeout])
+        .ignore_exceptions([client])
+        .build()
+        .unwrap()
+}
+
+/// Every key of the table, in camelCase (`instances.camel`) and kebab-case
+/// (`instances.kebab`), in `.properties`, TOML and YAML: six sections, one `Config`, equal field
+/// by field to the one written in code; the base config and the tags too.
+#[test]
+fn every_key_in_camel_and_kebab_case_loads_the_same_in_every_format() {
+    let kinds = every_key_kinds();
+    let expected = every_key_expected(&kinds);
+    let base = Config::builder()
+        .failure_rate_threshold(10.0)
+        .build()
+        .unwrap();
+    let files = ["every_key.properties", "every_key.toml", "every_key.yml"];
+    for file in files {
+        let registry = kinds
+            .iter()
+            .cloned()
+            .fold(Registry::builder(), |b, k| b.error_kind(k))
+            .load_file(data(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+            .build();
+        for instance in ["camel", "kebab"] {
+            let config = registry.config_for(instance);
+            assert_eq!(config, &expected, "{file}: instances.{instance}");
+            assert_eq!(
+                config.wait_interval(),
+                WaitInterval::ExponentialRandomized {
+                    initial: Duration::from_secs(20),
+                    multiplier: 2.5,
+                    factor: 0.25,
+                    max: Some(Duration::from_secs(300)),
+                },
+                "{file}"
+            );
+        }
+        assert_eq!(registry.shared_config("base"), Some(&base), "{file}");
+        assert_eq!(
+            registry.tags(),
+            [
+                ("app_version".to_owned(), "1.4.2".to_owned()),
+                ("env".to_owned(), "prod".to_owned())
+            ],
+            "{file}"
+        );
+    }
+    // The table has no key that every_key.* leaves out.
+    let text = std::fs::read_to_string(data("every_key.properties")).unwrap();
+    for key in breaker_core::keys::ALL {
+        assert!(text.contains(&format!("kebab.{key}=")), "{key} missing");
+    }
+}
+
+/// Tags are accepted in the three formats and stored on the registry; from code too. A file's
+/// tag replaces the builder's of the same name, and names and values are checked.
+#[test]
+fn tags_load_from_every_format_and_from_code() {
+    let texts = [
+        (
+            Format::Properties,
+            "resilience4j.circuitbreaker.tags.region=eu-west-1\n\
+             resilience4j.circuitbreaker.tags.[team.name]=payments\n",
+        ),
+        (
+            Format::Toml,
+            "[resilience4j.circuitbreaker.tags]\nregion = \"eu-west-1\"\n\"team.name\" = \"payments\"\n",
+        ),
+        (
+            Format::Yaml,
+            "resilience4j.circuitbreaker:\n  tags:\n    region: eu-west-1\n    team.name: payments\n",
+        ),
+        (
+            Format::Toml,
+            "[tags]\nregion = \"eu-west-1\"\nteam-name = \"payments\"\n",
+        ),
+    ];
+    for (format, text) in texts {
+        let registry = Registry::builder()
+            .tag("region", "us-east-1")
+            .unwrap()
+            .tag("service", "loans")
+            .unwrap()
+            .load_str(format, "tags", text)
+            .unwrap_or_else(|e| panic!("{format:?}: {e}"))
+            .build();
+        assert_eq!(
+            registry.tags(),
+            [
+                ("region".to_owned(), "eu-west-1".to_owned()),
+                ("service".to_owned(), "loans".to_owned()),
+                ("team_name".to_owned(), "payments".to_owned()),
+            ],
+            "{format:?}"
+        );
+    }
+    assert!(Registry::new().tags().is_empty());
+}
+
+#[test]
+fn bad_tags_are_rejected_with_their_line() {
+    let p = "resilience4j.circuitbreaker.tags.";
+    let cases = [
+        (format!("a=1\n{p}9lives=x\n"), "9lives", "tag name"),
+        (format!("a=1\n{p}name=x\n"), "name", "other than name"),
+        (format!("a=1\n{p}env=\n"), "", "1 to 256 bytes"),
+        (format!("a=1\n{p}env=${{ENV}}\n"), "${ENV}", "placeholder"),
+    ];
+    for (text, value, expected) in cases {
+        let err = load_err(Format::Properties, "t.properties", &text);
+        assert_eq!(err.kind(), LoadErrorKind::InvalidValue, "{err}");
+        assert_eq!(err.line(), Some(2), "{err}");
+        assert!(err.key().is_some_and(|k| k.starts_with("tags.")), "{err}");
+        assert!(
+            err.expected().is_some_and(|e| e.contains(expected)),
+            "{expected:?} in {err}"
+        );
+        let _ = value;
+    }
+    let err = load_err(
+        Format::Properties,
+        "t.properties",
+        &format!("{p}app.version=1\n{p}app_version=2\n"),
+    );
+    assert_eq!(err.kind(), LoadErrorKind::DuplicateKey);
+    assert_eq!(err.line(), Some(2));
+    let many: String = (0..33).map(|i| format!("{p}t{i}=v\n")).collect();
+    let err = load_err(Format::Properties, "t.properties", &many);
+    assert_eq!(err.line(), Some(33), "{err}");
+    assert!(err.to_string().contains("at most 32 tags"), "{err}");
+    // From code: the same rules, as a ConfigError.
+    let err = Registry::builder().tag("bad name", "x").unwrap_err();
+    assert_eq!((err.key(), err.value()), ("tags", "bad name"));
+    let err = Registry::builder().tag("env", "a\nb").unwrap_err();
+    assert_eq!(err.value(), "a\nb");
+    let full = (0..32).fold(Registry::builder(), |b, i| {
+        b.tag(&format!("t{i}"), "v").unwrap()
+    });
+    let err = full
+        .load_str(
+            Format::Properties,
+            "more.properties",
+            &format!("{p}t99=v\n"),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("at most 32 tags"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// YAML as Spring reads it.
+
+#[test]
+fn yaml_shapes_spring_accepts() {
+    // Dotted keys at any level, `backends`, a bracketed name, a comma string and a list, an
+    // empty list, anchors with a merge key.
+    let text = "\
+resilience4j.circuitbreaker.configs.default:
+  slidingWindowSize: 10
+resilience4j:
+  circuitbreaker:
+    backends:
+      legacy:
+        sliding-window-size: 3
+    instances:
+      \"[api.v2]\":
+        record-exceptions: A, B
+      shared: &shared
+        minimum-number-of-calls: 4
+        ignore-exceptions: [B]
+      merged:
+        <<: *shared
+        minimum-number-of-calls: 2
+        record-exceptions: []
+";
+    let a = ErrorKind::of_type::<std::io::Error>("A");
+    let b = ErrorKind::of_type::<std::io::Error>("B");
+    let registry = Registry::builder()
+        .error_kind(a.clone())
+        .error_kind(b.clone())
+        .load_str(Format::Yaml, "application.yml", text)
+        .unwrap()
+        .build();
+    let default = Config::builder().sliding_window_size(10).build().unwrap();
+    assert_eq!(registry.shared_config("default"), Some(&default));
+    assert_eq!(registry.config_for("legacy").sliding_window_size(), 3);
+    assert_eq!(
+        registry.config_for("api.v2"),
+        &default
+            .to_builder()
+            .record_exceptions([a, b.clone()])
+            .build()
+            .unwrap()
+    );
+    let merged = registry.config_for("merged");
+    assert_eq!(merged.minimum_number_of_calls(), 2, "its own key wins");
+    assert_eq!(
+        merged.ignore_exceptions().len(),
+        1,
+        "merged from the anchor"
+    );
+    assert!(merged.record_exceptions().is_empty());
+}
+
+/// YAML errors name the file, the line, the key, the value and what was expected, as the
+/// other formats' do.
+#[test]
+fn yaml_errors_name_the_line() {
+    let text = "spring:\n  application.name: x\nresilience4j.circuitbreaker:\n  instances:\n    svc:\n      sliding-window-size: 10\n      sliding-windw-size: 10\n";
+    let err = load_err(Format::Yaml, "application.yml", text);
+    assert_eq!(err.kind(), LoadErrorKind::UnknownKey);
+    assert_names(
+        &err,
+        "application.yml",
+        7,
+        "sliding-windw-size",
+        "10",
+        "sliding-window-size",
+    );
+    assert!(err.to_string().contains("did you mean"), "{err}");
+
+    let text = "resilience4j.circuitbreaker:\n  instances:\n    svc:\n\n      waitDurationInOpenState: 10 seconds\n";
+    let err = load_err(Format::Yaml, "a.yaml", text);
+    assert_names(
+        &err,
+        "a.yaml",
+        5,
+        "waitDurationInOpenState",
+        "10 seconds",
+        "a duration such as 500ms",
+    );
+
+    let text =
+        "resilience4j.circuitbreaker:\n  instances:\n    svc:\n      failure-rate-threshold: 150\n";
+    let err = load_err(Format::Yaml, "a.yml", text);
+    assert_names(
+        &err,
+        "a.yml",
+        4,
+        "failure-rate-threshold",
+        "150",
+        "a percentage",
+    );
+
+    let err = load_err(
+        Format::Yaml,
+        "a.yml",
+        "resilience4j.circuitbreaker:\n  instances:\n    svc:\n      a: [1\n",
+    );
+    assert_eq!(err.kind(), LoadErrorKind::Syntax);
+    assert!(err.to_string().starts_with("a.yml:"), "{err}");
+    assert!(err.line().is_some(), "{err}");
+
+    let err = load_err(
+        Format::Yaml,
+        "a.yml",
+        "resilience4j.circuitbreaker:\n  instances:\n    svc:\n      sliding-window-size: 1\n      sliding-window-size: 2\n",
+    );
+    assert_eq!(err.kind(), LoadErrorKind::DuplicateKey);
+    assert_eq!(err.line(), Some(5));
+    assert_eq!(err.key(), Some("sliding-window-size"));
+
+    // The same key in two spellings, or written dotted and nested.
+    let err = load_err(
+        Format::Yaml,
+        "a.yml",
+        "resilience4j.circuitbreaker.instances.svc.slidingWindowSize: 1\nresilience4j:\n  circuitbreaker:\n    instances:\n      svc:\n        sliding-window-size: 2\n",
+    );
+    assert_eq!(err.kind(), LoadErrorKind::DuplicateKey);
+    assert_eq!(err.line(), Some(6));
+
+    let err = load_err(
+        Format::Yaml,
+        "a.yml",
+        "resilience4j.circuitbreaker:\n  instances:\n    svc:\n      sliding-window-size:\n        count: 3\n",
+    );
+    assert!(err.to_string().contains("takes a single value"), "{err}");
+    assert_eq!(err.line(), Some(5));
+}
+
+/// A Spring profile's document does not apply (breaker has no profiles): skipped, with a WARN.
+#[test]
+fn yaml_profile_documents_are_skipped_with_a_warning() {
+    logs::capture();
+    let text = "resilience4j.circuitbreaker.instances.svc.sliding-window-size: 5\n---\nspring:\n  config:\n    activate:\n      on-profile: prod\nresilience4j.circuitbreaker.instances.svc.sliding-window-size: 50\n";
+    let registry = load(Format::Yaml, "profiles.yml", text).unwrap();
+    assert_eq!(registry.config_for("svc").sliding_window_size(), 5);
+    let warned = logs::lines_with(&["WARN", "file=profiles.yml", "profile=prod", "line=6"]);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+}
+
+/// The time limiter's timeout is not read, in YAML as in the other formats: a WARN says so.
+#[test]
+fn yaml_time_limiter_timeouts_are_noted() {
+    logs::capture();
+    let kinds = bureau_kinds();
+    let file = data("credit_bureau.yml");
+    kinds
+        .into_iter()
+        .fold(Registry::builder(), |b, k| b.error_kind(k))
+        .load_file(&file)
+        .unwrap();
+    let shown = file.display().to_string();
+    let warned = logs::lines_with(&["WARN", &shown, "time limiter", "line=40"]);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// `.properties` as Java and Spring Boot read them.
+
+/// A leading UTF-8 byte-order mark is dropped; before, it became part of the first key, which
+/// was then skipped: the first line was lost without a word.
+#[test]
+fn a_leading_bom_does_not_lose_the_first_line() {
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend_from_slice(
+        b"resilience4j.circuitbreaker.instances.svc.sliding-window-size=7\n\
+          resilience4j.circuitbreaker.instances.svc.minimum-number-of-calls=3\n",
+    );
+    for format in [Format::Properties, Format::Yaml] {
+        let text = if format == Format::Yaml {
+            let mut y = b"\xEF\xBB\xBF".to_vec();
+            y.extend_from_slice(
+                b"resilience4j.circuitbreaker.instances.svc.sliding-window-size: 7\n",
+            );
+            y
+        } else {
+            bytes.clone()
+        };
+        let registry = Registry::builder()
+            .load_bytes(format, "bom", &text)
+            .unwrap()
+            .build();
+        assert_eq!(
+            registry.config_for("svc").sliding_window_size(),
+            7,
+            "{format:?}"
+        );
+    }
+    let toml = b"\xEF\xBB\xBF[instances.svc]\nsliding-window-size = 7\n";
+    let registry = Registry::builder()
+        .load_bytes(Format::Toml, "bom.toml", toml)
+        .unwrap()
+        .build();
+    assert_eq!(registry.config_for("svc").sliding_window_size(), 7);
+}
+
+/// ISO-8859-1 bytes (a Latin-1 `é` in a comment and in an unrelated line) load, as
+/// `java.util.Properties` reads them; UTF-8 loads as UTF-8. Before, the Latin-1 file was
+/// rejected whole as "not UTF-8".
+#[test]
+fn properties_are_read_as_utf8_else_iso_8859_1() {
+    let latin1 = b"# caf\xE9\nspring.application.name=caf\xE9\n\
+                   resilience4j.circuitbreaker.tags.owner=Ren\xE9e\n\
+                   resilience4j.circuitbreaker.instances.svc.sliding-window-size=9\n";
+    let registry = Registry::builder()
+        .load_bytes(Format::Properties, "latin1.properties", latin1)
+        .unwrap()
+        .build();
+    assert_eq!(registry.config_for("svc").sliding_window_size(), 9);
+    assert_eq!(registry.tags()[0].1, "Ren\u{e9}e");
+    let utf8 = "resilience4j.circuitbreaker.tags.owner=Ren\u{e9}e ✓\n";
+    let registry = load(Format::Properties, "utf8.properties", utf8).unwrap();
+    assert_eq!(registry.tags()[0].1, "Ren\u{e9}e ✓");
+    // TOML and YAML stay UTF-8 only.
+    let err = Registry::builder()
+        .load_bytes(Format::Yaml, "latin1.yml", b"a: caf\xE9\n")
+        .unwrap_err();
+    assert_eq!(err.kind(), LoadErrorKind::NotUtf8);
+}
+
+/// A line that is almost a breaker key (a misspelt root, a root behind a no-break space or a
+/// byte-order mark) is skipped as Spring skips it, but with a WARN naming the file and the
+/// line, once per root.
+#[test]
+fn near_breaker_keys_are_warned_about() {
+    logs::capture();
+    let text = "server.port=8080\n\
+                resilence4j.circuitbreaker.instances.svc.sliding-window-size=5\n\
+                resilence4j.circuitbreaker.instances.svc.minimum-number-of-calls=5\n\
+                \u{a0}resilience4j.circuitbreaker.instances.nbsp.sliding-window-size=5\n\
+                \u{feff}resilience4j.circuitbreaker.instances.bom.sliding-window-size=5\n";
+    let registry = load(Format::Properties, "near.properties", text).unwrap();
+    assert_eq!(
+        registry.config_for("svc"),
+        &Config::default(),
+        "skipped, as Spring does"
+    );
+    let misspelt = logs::lines_with(&[
+        "WARN",
+        "file=near.properties",
+        "line=2",
+        "root=resilence4j.circuitbreaker",
+        "more_keys=1",
+    ]);
+    assert_eq!(misspelt.len(), 1, "{misspelt:?}");
+    let invisible = logs::lines_with(&["WARN", "file=near.properties", "invisible character"]);
+    assert_eq!(invisible.len(), 2, "{invisible:?}");
+    assert!(
+        logs::lines_with(&["file=near.properties", "line=1"]).is_empty(),
+        "server.port is not near"
+    );
+
+    let yaml = "resilience4j.circuitbreaker.instances.a.sliding-window-size: 5\n\
+                resilence4j:\n  circuitbreaker:\n    instances:\n      svc:\n        sliding-window-size: 5\n";
+    load(Format::Yaml, "near.yml", yaml).unwrap();
+    let warned = logs::lines_with(&[
+        "WARN",
+        "file=near.yml",
+        "line=6",
+        "root=resilence4j.circuitbreaker",
+    ]);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+
+    let toml = "[resilience4j.circuitbreaker.instances.a]\nsliding-window-size = 5\n\
+                [resilence4j.circuitbreaker.instances.svc]\nsliding-window-size = 5\n";
+    load(Format::Toml, "near.toml", toml).unwrap();
+    let warned = logs::lines_with(&[
+        "WARN",
+        "file=near.toml",
+        "line=3",
+        "root=resilence4j.circuitbreaker",
+    ]);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    // In a TOML file that is breaker's alone, the misspelt root is an error with a hint.
+    let err = load_err(
+        Format::Toml,
+        "alone.toml",
+        "[resilence4j.circuitbreaker.instances.svc]\nsliding-window-size = 5\n",
+    );
+    assert!(
+        err.to_string()
+            .contains("did you mean `resilience4j.circuitbreaker`?"),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages that name the key and say "too large".
+
+#[test]
+fn a_toml_duplicate_key_is_named() {
+    let err = load_err(
+        Format::Toml,
+        "d.toml",
+        "[instances.svc]\nsliding-window-size = 5\nsliding-window-size = 6\n",
+    );
+    assert_eq!(err.kind(), LoadErrorKind::DuplicateKey);
+    assert_eq!(err.line(), Some(3));
+    assert_eq!(err.key(), Some("sliding-window-size"));
+    assert!(
+        err.to_string()
+            .contains("duplicate key `sliding-window-size`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn values_too_large_say_so() {
+    let p = "resilience4j.circuitbreaker.instances.svc.";
+    let cases = [
+        (
+            format!("{p}sliding-window-size=4294967296"),
+            "sliding-window-size",
+            "4294967296",
+            "from 1 to 10000000 (COUNT_BASED) or to 86400 (TIME_BASED)",
+        ),
+        (
+            format!("{p}minimum-number-of-calls=99999999999"),
+            "minimum-number-of-calls",
+            "99999999999",
+            "from 1 to 4294967295",
+        ),
+        (
+            format!("{p}wait-duration-in-open-state=99999999999999999999s"),
+            "wait-duration-in-open-state",
+            "99999999999999999999s",
+            "a duration of at most 36500d (100 years)",
+        ),
+        (
+            format!("{p}wait-duration-in-open-state=999999999999d"),
+            "wait-duration-in-open-state",
+            "999999999999d",
+            "a duration of at most 36500d",
+        ),
+        (
+            format!("{p}slow-call-duration-threshold=P36501D"),
+            "slow-call-duration-threshold",
+            "P36501D",
+            "a duration of at most 36500d",
+        ),
+    ];
+    for (text, key, value, expected) in cases {
+        let err = load_err(Format::Properties, "big.properties", &text);
+        assert_names(&err, "big.properties", 1, key, value, expected);
+        assert!(err.to_string().contains("is too large"), "{err}");
+        assert!(
+            !err.to_string()
+                .contains("expected a whole number (for example"),
+            "{err}"
+        );
+    }
+    let err = load_err(
+        Format::Toml,
+        "big.toml",
+        "[instances.svc]\nsliding-window-size = 4294967296\n",
+    );
+    assert!(err.to_string().contains("is too large"), "{err}");
+    let err = load_err(
+        Format::Toml,
+        "big.toml",
+        "[instances.svc]\nsliding-window-size = 99999999999999999999\n",
+    );
+    assert!(err.to_string().contains("too large"), "{err}");
+    let err = load_err(
+        Format::Yaml,
+        "big.yml",
+        "resilience4j.circuitbreaker.instances.svc.timeout-duration: 999999999999d\n",
+    );
+    assert!(err.to_string().contains("is too large"), "{err}");
+    // The longest accepted, and the same bound in code.
+    let ok = load(
+        Format::Properties,
+        "ok.properties",
+        &format!("{p}wait-duration-in-open-state=36500d"),
+    )
+    .unwrap();
+    assert_eq!(
+        ok.config_for("svc").wait_duration_in_open_state(),
+        Duration::from_secs(36_500 * 86_400)
+    );
+    let err = Config::builder()
+        .wait_duration_in_open_state(Duration::from_secs(36_500 * 86_400 + 1))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.key(), "wait-duration-in-open-state");
+    assert!(err.expected().contains("at most 36500d"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The wait interval in OPEN: Resilience4j 2.x's backoff keys.
+
+#[test]
+fn backoff_keys_load_and_describe_the_wait_interval() {
+    let p = "resilience4j.circuitbreaker.instances.";
+    let text = format!(
+        "{p}fixed.wait-duration-in-open-state=10s\n\
+         {p}exp.wait-duration-in-open-state=10s\n{p}exp.enable-exponential-backoff=true\n\
+         {p}capped.enableExponentialBackoff=true\n{p}capped.exponentialBackoffMultiplier=3\n\
+         {p}capped.exponentialMaxWaitDurationInOpenState=2m\n\
+         {p}random.enable-randomized-wait=true\n{p}random.randomized-wait-factor=0.1\n\
+         {p}ignored.exponential-backoff-multiplier=4\n"
+    );
+    let registry = load(Format::Properties, "wait.properties", &text).unwrap();
+    let interval = |name: &str| registry.config_for(name).wait_interval();
+    let ten = Duration::from_secs(10);
+    assert_eq!(interval("fixed"), WaitInterval::Fixed { wait: ten });
+    assert_eq!(
+        interval("exp"),
+        WaitInterval::Exponential {
+            initial: ten,
+            multiplier: 1.5,
+            max: None
+        },
+        "Resilience4j's default multiplier"
+    );
+    assert_eq!(
+        interval("capped"),
+        WaitInterval::Exponential {
+            initial: Duration::from_secs(60),
+            multiplier: 3.0,
+            max: Some(Duration::from_secs(120)),
+        }
+    );
+    assert_eq!(
+        interval("random"),
+        WaitInterval::Randomized {
+            wait: Duration::from_secs(60),
+            factor: 0.1
+        }
+    );
+    assert!(
+        interval("ignored").is_fixed(),
+        "a multiplier alone enables nothing"
+    );
+    assert_eq!(
+        registry
+            .config_for("ignored")
+            .exponential_backoff_multiplier(),
+        4.0
+    );
+
+    // Resilience4j's checks: a multiplier above 0, a factor from 0 to 1, a maximum of at
+    // least 1 ms.
+    for (key, value, expected) in [
+        (
+            "exponential-backoff-multiplier",
+            "0",
+            "a number greater than 0",
+        ),
+        (
+            "exponential-backoff-multiplier",
+            "-2",
+            "a number greater than 0",
+        ),
+        ("randomized-wait-factor", "1.5", "a number from 0 to 1"),
+        ("randomized-wait-factor", "-0.1", "a number from 0 to 1"),
+        (
+            "exponential-max-wait-duration-in-open-state",
+            "0",
+            "at least 1ms",
+        ),
+        ("exponential-backoff-multiplier", "fast", "a decimal number"),
+    ] {
+        let text = format!("{p}svc.{key}={value}\n");
+        let err = load_err(Format::Properties, "w.properties", &text);
+        assert_names(&err, "w.properties", 1, key, value, expected);
+    }
+    for factor in ["0", "1", "0.5"] {
+        let text = format!("{p}svc.randomized-wait-factor={factor}\n");
+        assert!(
+            load(Format::Properties, "w.properties", &text).is_ok(),
+            "{factor}"
+        );
+    }
+}
+
+/// Empty mappings (every entry commented out) set nothing, as in Spring.
+#[test]
+fn yaml_empty_sections_set_nothing() {
+    let text = "resilience4j:\n  circuitbreaker:\n    tags:\n    configs:\n    instances:\n      svc:\n      other:\n        sliding-window-size: 4\n";
+    let registry = load(Format::Yaml, "empty.yml", text).unwrap();
+    assert_eq!(registry.config_for("svc"), &Config::default());
+    assert_eq!(registry.config_for("other").sliding_window_size(), 4);
+    assert!(registry.tags().is_empty());
+    load(Format::Yaml, "empty.yml", "resilience4j.circuitbreaker:\n").unwrap();
+    load(Format::Yaml, "empty.yml", "").unwrap();
+    load(Format::Yaml, "empty.yml", "# only a comment\n---\n").unwrap();
+}
+
+/// A malformed name outside Resilience4j's is the application's business: skipped; inside, an
+/// error naming the line.
+#[test]
+fn malformed_names_elsewhere_are_left_alone() {
+    let text = "logging.level.=INFO\nserver..port=1\n\
+                resilience4j.circuitbreaker.instances.svc.sliding-window-size=4\n";
+    let registry = load(Format::Properties, "m.properties", text).unwrap();
+    assert_eq!(registry.config_for("svc").sliding_window_size(), 4);
+    let err = load_err(
+        Format::Properties,
+        "m.properties",
+        "a=1\nresilience4j.circuitbreaker..instances.svc.sliding-window-size=4\n",
+    );
+    assert_eq!(err.kind(), LoadErrorKind::Syntax);
+    assert_eq!(err.line(), Some(2));
 }

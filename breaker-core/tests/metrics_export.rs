@@ -3,12 +3,13 @@
 //! the export are included; concurrent traffic leaves the state gauges on the real state.
 #![cfg(feature = "metrics")]
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
 use breaker_core::{
-    Config, ManualClock, MetricsExport, Outcome, Registry, SlidingWindowType, State,
+    Config, EventKind, ManualClock, MetricsExport, Outcome, Registry, SlidingWindowType, State,
 };
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
@@ -196,12 +197,12 @@ fn existing_and_keyed_breakers_are_exported_once() {
         ),
         1.0
     );
-    let llm = registry.keyed::<String>("llm");
-    let openai = llm.get(&"openai".to_owned());
+    let llm = registry.keyed("llm");
+    let openai = llm.get("openai");
     for _ in 0..4 {
         let _ = openai.call_sync(|| Err::<(), _>("429"));
     }
-    assert_eq!(state_of(&handle, "llm:openai"), [("open", 1.0)]);
+    assert_eq!(state_of(&handle, "llm[openai]"), [("open", 1.0)]);
     assert_eq!(again.len(), 2);
 }
 
@@ -227,19 +228,21 @@ fn refresh_rereads_windows_that_emptied_with_time() {
     assert_eq!(get(&handle, failed), 0.0);
 }
 
-/// Many threads calling while another moves the breaker by hand: events are published out of
-/// order, yet after the dust settles the state gauges show the breaker's real state, and the
-/// call counts are exact.
-#[test]
-fn concurrent_traffic_leaves_the_gauges_on_the_real_state() {
-    let (registry, _clock, _export, handle) = exported(small());
-    let b = registry.breaker("busy");
+/// Four threads making calls of a fixed mix of outcomes, each at least `calls` and for as long
+/// as `more` says, counting their attempts in `attempts`; returns the successes they recorded.
+fn traffic(
+    b: &breaker_core::CircuitBreaker,
+    calls: u32,
+    more: &Arc<AtomicBool>,
+    attempts: &Arc<AtomicU64>,
+) -> u64 {
     let workers: Vec<_> = (0..4)
         .map(|t| {
-            let b = b.clone();
+            let (b, more, attempts) = (b.clone(), more.clone(), attempts.clone());
             thread::spawn(move || {
                 let mut ok = 0u64;
-                for i in 0..5_000u32 {
+                let mut i = 0;
+                while i < calls || more.load(Ordering::SeqCst) {
                     if let Ok(permit) = b.try_acquire() {
                         let outcome = if (i + t) % 3 == 0 {
                             Outcome::Failure
@@ -251,37 +254,112 @@ fn concurrent_traffic_leaves_the_gauges_on_the_real_state() {
                         }
                         permit.record(outcome, Duration::from_millis(1));
                     }
+                    attempts.fetch_add(1, Ordering::SeqCst);
+                    i += 1;
                 }
                 ok
             })
         })
         .collect();
+    workers.into_iter().map(|w| w.join().unwrap()).sum()
+}
+
+/// Many threads calling, alone and then while another moves the breaker by hand: events are
+/// published out of order, yet after the dust settles the state gauges show the breaker's real
+/// state, and the exported call count is exact.
+///
+/// The export counts a call when the breaker publishes its event, and the breaker publishes an
+/// event for every call it records: in CLOSED, OPEN (a late call), HALF_OPEN and METRICS_ONLY.
+/// A call that completes in FORCED_OPEN or DISABLED is recorded nowhere and publishes nothing
+/// (`complete_locked` in breaker/machine.rs), and no caller can tell that this happened to its
+/// call: `Permit::record` returns nothing, and the state can change between any reading of it
+/// and the record. So:
+/// - on a breaker that no one moves, the count equals the successes made, exactly;
+/// - with them, it equals exactly the `Success` events another listener heard, and falls short
+///   of the successes made by at most one call per thread per FORCED_OPEN period (a thread's
+///   call can be caught by a transition to FORCED_OPEN only if it was permitted before it, and
+///   its next call is refused until FORCED_OPEN is left).
+#[test]
+fn concurrent_traffic_leaves_the_gauges_on_the_real_state() {
+    let successes_exported = |handle: &PrometheusHandle, name: &str| {
+        get(
+            handle,
+            &format!(
+                "resilience4j_circuitbreaker_calls_seconds_count{{kind=\"successful\",name=\"{name}\"}}"
+            ),
+        ) as u64
+    };
+    let count_successes = |b: &breaker_core::CircuitBreaker| {
+        let heard = Arc::new(AtomicU64::new(0));
+        let sink = heard.clone();
+        let sub = b.subscribe(move |e| {
+            if let EventKind::Success { .. } = e.kind() {
+                sink.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        (heard, sub)
+    };
+
+    // Alone, on a breaker that stays CLOSED (it would take 100 failures in a row to open it):
+    // every success made is exported.
+    let steady = Config::builder()
+        .sliding_window_size(100)
+        .minimum_number_of_calls(100)
+        .failure_rate_threshold(100.0)
+        .build()
+        .unwrap();
+    let (registry, _clock, _export, handle) = exported(steady);
+    let b = registry.breaker("steady");
+    let (heard, _sub) = count_successes(&b);
+    let no_more = Arc::new(AtomicBool::new(false));
+    let made = traffic(&b, 5_000, &no_more, &Arc::new(AtomicU64::new(0)));
+    assert_eq!(b.state(), State::Closed);
+    assert_eq!(made, 4 * 5_000 * 2 / 3, "two calls in three succeed");
+    assert_eq!(successes_exported(&handle, "steady"), made);
+    assert_eq!(heard.load(Ordering::SeqCst), made);
+
+    // While another thread moves the breaker by hand through FORCED_OPEN, CLOSED, METRICS_ONLY
+    // and a reset (and the small window opens it on its own now and then).
+    let (registry, _clock, _export, handle) = exported(small());
+    let b = registry.breaker("busy");
+    let (heard, _sub) = count_successes(&b);
+    // The calls go on for as long as the mover moves, and the mover waits for a few attempts
+    // in every state it sets: the two overlap however the threads are scheduled.
+    let moving = Arc::new(AtomicBool::new(true));
+    let attempts = Arc::new(AtomicU64::new(0));
+    let forced_open_periods = 400 / 4 + 1;
     let mover = {
-        let b = b.clone();
+        let (b, moving, attempts) = (b.clone(), moving.clone(), attempts.clone());
         thread::spawn(move || {
-            for i in 0..2_000 {
+            for i in 0..400 {
                 match i % 4 {
                     0 => b.transition_to(State::ForcedOpen).unwrap(),
                     1 => b.transition_to(State::Closed).unwrap(),
                     2 => b.transition_to(State::MetricsOnly).unwrap(),
                     _ => b.reset(),
                 }
+                let seen = attempts.load(Ordering::SeqCst);
+                while attempts.load(Ordering::SeqCst) < seen + 4 {
+                    thread::yield_now();
+                }
             }
             b.transition_to(State::ForcedOpen).unwrap();
+            moving.store(false, Ordering::SeqCst);
         })
     };
-    let successes: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    let made = traffic(&b, 0, &moving, &attempts);
     mover.join().unwrap();
     assert_eq!(b.state(), State::ForcedOpen);
     assert_eq!(state_of(&handle, "busy"), [("forced_open", 1.0)]);
-    let counted = get(
-        &handle,
-        "resilience4j_circuitbreaker_calls_seconds_count{kind=\"successful\",name=\"busy\"}",
+    let exported = successes_exported(&handle, "busy");
+    assert_eq!(
+        exported,
+        heard.load(Ordering::SeqCst),
+        "the export counts exactly the Success events published"
     );
-    // Calls completing in DISABLED or FORCED_OPEN publish no event (nothing is recorded), so the
-    // timer counts at most the successes made, and at least some.
     assert!(
-        counted > 0.0 && counted <= successes as f64,
-        "{counted} of {successes}"
+        exported <= made && made - exported <= 4 * forced_open_periods,
+        "{exported} exported of {made} successes made"
     );
+    assert!(exported > 0);
 }

@@ -40,23 +40,23 @@ fn keyed_breakers_are_independent_and_shared_by_name() {
         .clock(ManualClock::new())
         .instance("llm", config(2))
         .build();
-    let by_model = registry.keyed::<String>("llm");
-    let openai = by_model.get(&"openai/gpt".to_owned());
+    let by_model = registry.keyed("llm");
+    let openai = by_model.get("openai/gpt");
     for _ in 0..2 {
         let _ = openai.call_sync(|| Err::<(), _>("503"));
     }
     assert_eq!(openai.state(), State::Open);
-    let other = by_model.get(&"anthropic/claude".to_owned());
+    let other = by_model.get(&String::from("anthropic/claude"));
     assert_eq!(other.state(), State::Closed);
-    assert_eq!(other.name(), "llm:anthropic/claude");
+    assert_eq!(other.name(), "llm[anthropic/claude]");
     assert_eq!(
         other.config().sliding_window_size(),
         2,
         "configured by `llm`"
     );
-    // Asking again for the same name and key type gives the same breakers.
-    let again = registry.keyed::<String>("llm");
-    assert!(again.get(&"openai/gpt".to_owned()).ptr_eq(openai));
+    // Asking again for the same name gives the same breakers.
+    let again = registry.keyed("llm");
+    assert!(again.get("openai/gpt").ptr_eq(&openai));
     assert_eq!(again.len(), 2);
     assert_eq!(
         registry.breakers().len(),
@@ -68,7 +68,7 @@ fn keyed_breakers_are_independent_and_shared_by_name() {
 #[test]
 fn keyed_lookups_from_many_threads_create_each_breaker_once() {
     let registry = Registry::builder().clock(ManualClock::new()).build();
-    let keyed = registry.keyed::<u32>("tenant");
+    let keyed = registry.keyed("tenant");
     std::thread::scope(|s| {
         for t in 0..4 {
             let keyed = &keyed;
@@ -76,7 +76,7 @@ fn keyed_lookups_from_many_threads_create_each_breaker_once() {
                 for i in 0..2_000u32 {
                     let key = (i * 7 + t) % 1_000;
                     let b = keyed.get(&key);
-                    assert_eq!(b.name(), format!("tenant:{key}"));
+                    assert_eq!(b.name(), format!("tenant[{key}]"));
                 }
             });
         }
@@ -152,4 +152,111 @@ fn timers_of_a_left_state_do_nothing_and_one_queue_serves_all_breakers() {
     clock.advance(Duration::from_secs(5));
     assert_eq!(b.state(), State::HalfOpen);
     assert_eq!(registry.pending_timers(), 0);
+}
+
+/// What the registry's hooks heard, as `+name`, `-name` and `old->new` (with the configured
+/// window size of each).
+fn hooks_log(registry: &Registry) -> std::sync::Arc<std::sync::Mutex<Vec<String>>> {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    registry.on_registry_event(move |event| {
+        let size = |b: &breaker_core::CircuitBreaker| b.config().sliding_window_size();
+        let line = match event {
+            breaker_core::RegistryEvent::Added(b) => format!("+{}/{}", b.name(), size(b)),
+            breaker_core::RegistryEvent::Removed(b) => format!("-{}/{}", b.name(), size(b)),
+            breaker_core::RegistryEvent::Replaced { old, new } => {
+                format!("{}/{}->{}/{}", old.name(), size(old), new.name(), size(new))
+            }
+            _ => "?".to_owned(),
+        };
+        log.lock().unwrap().push(line);
+    });
+    seen
+}
+
+#[test]
+fn remove_detaches_the_breaker_and_the_next_lookup_makes_a_fresh_one() {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .instance("productService", config(2))
+        .build();
+    let seen = hooks_log(&registry);
+    let old = registry.breaker("productService");
+    for _ in 0..2 {
+        let _ = old.call_sync(|| Err::<(), _>("503"));
+    }
+    let events = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&events);
+    registry
+        .subscribe(move |_| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        })
+        .forever();
+    let removed = registry.remove("productService").unwrap();
+    assert!(removed.ptr_eq(&old) && old.is_detached());
+    assert!(registry.find("productService").is_none());
+    assert!(registry.breakers().is_empty());
+    assert!(registry.remove("productService").is_none());
+    // The holder's breaker works on, OPEN as it was, but the registry no longer hears it.
+    assert!(old
+        .call_sync(|| Ok::<_, ()>(()))
+        .unwrap_err()
+        .is_not_permitted());
+    assert_eq!(events.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let fresh = registry.breaker("productService");
+    assert!(!fresh.ptr_eq(&old));
+    assert_eq!(fresh.state(), State::Closed);
+    assert_eq!(
+        fresh.config().sliding_window_size(),
+        2,
+        "the registry's config"
+    );
+    let _ = fresh.call_sync(|| Ok::<_, ()>(()));
+    assert!(events.load(std::sync::atomic::Ordering::SeqCst) > 0);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "+productService/2",
+            "-productService/2",
+            "+productService/2"
+        ]
+    );
+}
+
+#[test]
+fn replace_gives_the_name_to_a_new_breaker_and_holders_keep_the_old_one() {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .instance("productService", config(2))
+        .build();
+    let seen = hooks_log(&registry);
+    assert!(
+        registry.replace("productService", config(5)).is_none(),
+        "nothing to replace: nothing changes"
+    );
+    assert!(registry.find("productService").is_none());
+    let old = registry.breaker("productService");
+    for _ in 0..2 {
+        let _ = old.call_sync(|| Err::<(), _>("503"));
+    }
+    let replaced = registry.replace("productService", config(5)).unwrap();
+    assert!(replaced.ptr_eq(&old) && old.is_detached());
+    let new = registry.find("productService").unwrap();
+    assert!(!new.ptr_eq(&old) && !new.is_detached());
+    assert!(new.ptr_eq(&registry.breaker("productService")));
+    assert_eq!(new.config().sliding_window_size(), 5);
+    assert_eq!(new.state(), State::Closed);
+    // The old handle keeps its state and config.
+    assert_eq!(old.state(), State::Open);
+    assert_eq!(old.config().sliding_window_size(), 2);
+    assert_eq!(registry.breakers().len(), 1);
+    // `config_for` answers what a breaker of that name is created with.
+    assert_eq!(
+        registry.config_for("productService").sliding_window_size(),
+        2
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["+productService/2", "productService/2->productService/5"]
+    );
 }

@@ -1,6 +1,7 @@
 //! Model checking of the concurrent core with loom: every interleaving (up to a preemption
 //! bound) of the operations below runs against breaker-core's real code, compiled with
-//! `--cfg loom` so that its atomics and locks are loom's.
+//! `--cfg loom` so that its atomics and locks are loom's: the state machine's, the listener
+//! lists', and the registry's map of breakers.
 //!
 //! Each model prints how many interleavings it explored (`cargo test -p breaker-model --
 //! --nocapture`) and fails if it explored only one, which would mean loom saw no concurrency.
@@ -406,5 +407,70 @@ fn subscribing_while_publishing() {
         // The FORCED_OPEN -> CLOSED transition came after the subscription: heard for sure.
         assert!(heard.load(Relaxed) >= 1);
         drop(subscription);
+    });
+}
+
+/// A registry on a manual clock with no breaker yet.
+fn empty_registry() -> Registry {
+    Registry::builder().clock(ManualClock::new()).build()
+}
+
+/// Two threads asking for the same new name get one breaker: it is made once (one `Added`
+/// event), both handles are that breaker, and the registry lists it once.
+#[test]
+fn one_name_makes_one_breaker() {
+    check("one name, one breaker", 4, || {
+        let registry = empty_registry();
+        let added = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&added);
+        registry.on_registry_event(move |_| {
+            counter.fetch_add(1, Relaxed);
+        });
+        let other = {
+            let registry = registry.clone();
+            thread::spawn(move || registry.breaker("same"))
+        };
+        let mine = registry.breaker("same");
+        let theirs = other.join().unwrap();
+        assert!(mine.ptr_eq(&theirs), "two breakers named `same`");
+        assert_eq!(registry.breakers().len(), 1);
+        assert_eq!(
+            added.load(Relaxed),
+            1,
+            "the breaker was made more than once"
+        );
+    });
+}
+
+/// Lookups and a listing while the registry's map grows (under loom a table starts with one
+/// bucket, so the third breaker grows it): the breakers made before are found, as the same
+/// breakers, and listed exactly once each; the new one is found once it is made.
+///
+/// The reader is the spawned thread: loom's search starts from the run where it runs last and
+/// goes back from each of its loads to the writer's store that load read, so that is the order
+/// that explores the reader inside the growth.
+#[test]
+fn lookups_during_growth_find_every_breaker() {
+    check("lookups during growth", 4, || {
+        let registry = empty_registry();
+        let a = registry.breaker("a");
+        let b = registry.breaker("b");
+        let reader = {
+            let (registry, a, b) = (registry.clone(), a.clone(), b.clone());
+            thread::spawn(move || {
+                assert!(registry.find("a").expect("`a` was lost").ptr_eq(&a));
+                let all = registry.breakers();
+                let listed: Vec<&str> = all.iter().map(|b| b.name()).collect();
+                assert!(
+                    listed == ["a", "b"] || listed == ["a", "b", "c"],
+                    "listed {listed:?}"
+                );
+                assert!(registry.breaker("b").ptr_eq(&b));
+            })
+        };
+        let c = registry.breaker("c");
+        reader.join().unwrap();
+        assert!(registry.find("c").expect("`c` was lost").ptr_eq(&c));
+        assert_eq!(registry.breakers().len(), 3);
     });
 }

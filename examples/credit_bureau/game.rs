@@ -122,6 +122,8 @@ pub(crate) struct Report {
     pub(crate) unavailable: u64,
     /// Refused because no worker was free.
     pub(crate) workers_exhausted: u64,
+    /// Of those, answered by the fallback (a cached score or a queued 202).
+    pub(crate) shed_answered: u64,
     /// Handler tasks that panicked or never finished.
     pub(crate) crashed: u64,
     /// Fallbacks by cause: refused by the breaker, timed out, failed.
@@ -140,6 +142,11 @@ pub(crate) struct Report {
     pub(crate) bureau_hits: u64,
     /// Calls the breaker recorded as ignored errors (the 4xx).
     pub(crate) ignored_errors: u64,
+    /// Recorded calls that took longer than `slow-call-duration-threshold`, as the events
+    /// reported them.
+    pub(crate) slow_calls: u64,
+    /// Times the breaker reported its slow-call rate at or above the threshold.
+    pub(crate) slow_rate_exceeded: u64,
     /// When the brownout started, after the start.
     pub(crate) brownout_start: Duration,
     /// The breaker's state at the end.
@@ -222,8 +229,8 @@ impl fmt::Display for Report {
         writeln!(f, "  503 queue unwritable:   {}", self.unavailable)?;
         writeln!(
             f,
-            "  no free worker:         {} (answered by the fallback, counted above)",
-            self.workers_exhausted
+            "  no free worker:         {} ({} answered by the fallback, counted above)",
+            self.workers_exhausted, self.shed_answered
         )?;
         writeln!(f, "  handler crashed:        {}", self.crashed)?;
         let (rejected, timed_out, failed) = self.fallback_causes;
@@ -260,6 +267,11 @@ impl fmt::Display for Report {
             self.max_busy_workers
         )?;
         writeln!(f, "bureau requests received: {}", self.bureau_hits)?;
+        writeln!(
+            f,
+            "slow calls recorded:      {} (slow-call rate exceeded {} times)",
+            self.slow_calls, self.slow_rate_exceeded
+        )?;
         writeln!(f, "sockets opened while OPEN: {}", self.sockets_while_open)?;
         writeln!(
             f,
@@ -306,6 +318,8 @@ impl Mix {
 /// How one application was answered.
 enum Answer {
     Decided(Decision),
+    /// Found no free worker and took the fallback at once.
+    Shed(Decision),
     ClientError,
     Crashed,
 }
@@ -339,8 +353,11 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
 
     let transitions = Arc::new(Mutex::new(Vec::<Transition>::new()));
     let ignored = Arc::new(AtomicU64::new(0));
+    let slow = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
+    let slow_threshold = breaker.config().slow_call_duration_threshold();
     let subscription = {
         let (transitions, ignored, check) = (transitions.clone(), ignored.clone(), check.clone());
+        let slow = slow.clone();
         breaker.subscribe(move |event| match event.kind() {
             EventKind::StateTransition { from, to } => lock(&transitions).push(Transition {
                 at: start.elapsed(),
@@ -350,6 +367,14 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
             }),
             EventKind::IgnoredError { .. } => {
                 ignored.fetch_add(1, Ordering::SeqCst);
+            }
+            EventKind::Success { elapsed } | EventKind::Error { elapsed }
+                if elapsed > slow_threshold =>
+            {
+                slow.0.fetch_add(1, Ordering::SeqCst);
+            }
+            EventKind::SlowCallRateExceeded { .. } => {
+                slow.1.fetch_add(1, Ordering::SeqCst);
             }
             _ => {}
         })
@@ -391,7 +416,7 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
             // takes the fallback at once (cache or durable queue) without holding a worker.
             exhausted += 1;
             let check = check.clone();
-            handlers.spawn(async move { Answer::Decided(check.shed(&app).await) });
+            handlers.spawn(async move { Answer::Shed(check.shed(&app).await) });
             continue;
         };
         let now_busy = busy.fetch_add(1, Ordering::SeqCst) + 1;
@@ -410,13 +435,19 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
 
     let (mut bureau_answers, mut cached, mut queued, mut client_errors, mut unavailable) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
-    let mut crashed = 0u64;
+    let (mut crashed, mut shed_answered) = (0u64, 0u64);
     while let Some(joined) = handlers.join_next().await {
-        match joined.unwrap_or(Answer::Crashed) {
-            Answer::Decided(Decision::Bureau { .. }) => bureau_answers += 1,
-            Answer::Decided(Decision::Cached { .. }) => cached += 1,
-            Answer::Decided(Decision::Queued) => queued += 1,
-            Answer::Decided(Decision::Unavailable(_)) => unavailable += 1,
+        let answer = joined.unwrap_or(Answer::Crashed);
+        if let Answer::Shed(Decision::Cached { .. } | Decision::Queued) = answer {
+            shed_answered += 1;
+        }
+        match answer {
+            Answer::Decided(decision) | Answer::Shed(decision) => match decision {
+                Decision::Bureau { .. } => bureau_answers += 1,
+                Decision::Cached { .. } => cached += 1,
+                Decision::Queued => queued += 1,
+                Decision::Unavailable(_) => unavailable += 1,
+            },
             Answer::ClientError => client_errors += 1,
             Answer::Crashed => crashed += 1,
         }
@@ -456,6 +487,7 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         client_errors,
         unavailable,
         workers_exhausted: exhausted,
+        shed_answered,
         crashed,
         fallback_causes: (
             stats.rejected.load(Ordering::SeqCst),
@@ -469,6 +501,8 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         sockets_while_open,
         bureau_hits,
         ignored_errors: ignored.load(Ordering::SeqCst),
+        slow_calls: slow.0.load(Ordering::SeqCst),
+        slow_rate_exceeded: slow.1.load(Ordering::SeqCst),
         brownout_start: script.first_start_of(Behaviour::Hanging).unwrap_or(total),
         final_state: breaker.state(),
         queue_lines: file_ids.len(),

@@ -47,7 +47,7 @@ impl Shared {
     #[inline]
     pub(crate) fn not_permitted_error(&self, state: State) -> CallNotPermitted {
         self.rejections.note(self.name(), state, &self.clock);
-        CallNotPermitted::new(self.name, state)
+        CallNotPermitted::new(self.shared_name(), state)
     }
 
     /// Records the outcome of a call granted by state `state_id` at `start`, taking the time

@@ -321,7 +321,7 @@ impl Shared {
             let mut m = self.lock();
             let from = m.state();
             if !from.can_transition_to(to) {
-                return Err(IllegalTransition::new(self.name(), from, to));
+                return Err(IllegalTransition::new(self.shared_name(), from, to));
             }
             self.enter(&mut m, to, now, TransitionCause::Manual, &mut pending);
             pending.seal(&mut m, now, &self.not_permitted);

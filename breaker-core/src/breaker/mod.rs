@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::breaker::metrics::Metrics;
-use crate::breaker::shared::{Env, Shared};
+use crate::breaker::shared::{Env, Identity, Shared};
 use crate::call::permit::Permit;
 use crate::config::Config;
 use crate::error::{CallNotPermitted, IllegalTransition};
@@ -59,14 +59,52 @@ impl CircuitBreaker {
     }
 
     pub(crate) fn with_env(name: &str, config: Config, env: Arc<Env>) -> CircuitBreaker {
+        CircuitBreaker::with_identity(Identity::plain(name), config, env)
+    }
+
+    pub(crate) fn with_identity(
+        identity: Identity,
+        config: Config,
+        env: Arc<Env>,
+    ) -> CircuitBreaker {
         CircuitBreaker {
-            shared: Shared::new(name, config, env),
+            shared: Shared::new(identity, config, env),
         }
     }
 
-    /// The breaker's name.
-    pub fn name(&self) -> &'static str {
+    /// The breaker's display name: what its events, errors, log lines and metrics carry, and
+    /// unique among the breakers of its registry.
+    ///
+    /// - A plain breaker's is its name, with `\` and `[` escaped as `\\` and `\[` (names
+    ///   rarely have either, so it is usually the name as given).
+    /// - A keyed breaker's is `name[key]`: the name escaped as above, then the key's
+    ///   `Display` text in brackets, with `\` and `]` escaped as `\\` and `\]`. For the
+    ///   name `tenantProducts` and the key `42` (a `u64`, or the string `"42"`: keys are
+    ///   told apart by their text), it is `tenantProducts[42]`.
+    ///
+    /// The first `[` that no `\` escapes ends the name, and only keyed names have one, so two
+    /// different breakers (plain or keyed) never share a display name. A per-key
+    /// configuration entry is named by this form (`instances."tenantProducts[acme]"`).
+    pub fn name(&self) -> &str {
         self.shared.name.as_str()
+    }
+
+    /// The name the breaker is configured by, as given: the plain breaker's name, or for a
+    /// keyed breaker the name of its group (`tenantProducts` for `tenantProducts[42]`).
+    pub fn config_name(&self) -> &str {
+        self.shared.config_name.as_str()
+    }
+
+    /// The key's text, for a keyed breaker; `None` for a plain one.
+    pub fn key(&self) -> Option<&str> {
+        self.shared.key.as_deref()
+    }
+
+    /// Whether the breaker is still in the registry that made it: false once it is removed,
+    /// replaced or evicted (it goes on working for whoever holds it, on its own). A breaker
+    /// made with [`CircuitBreaker::new`] belongs to no registry and is never detached.
+    pub fn is_detached(&self) -> bool {
+        self.shared.detached.load(Ordering::Relaxed)
     }
 
     /// The breaker's configuration.
@@ -132,7 +170,8 @@ impl CircuitBreaker {
     /// left the window) and any transition a hint did not cause, so a breaker that recovered
     /// through its own half-open trials (and so has an empty, fresh window) is never re-opened
     /// by a stale hint. The transition's cause is
-    /// [`TransitionCause::Hint`], so it is never mistaken for local evidence.
+    /// [`TransitionCause::Hint`](crate::TransitionCause::Hint), so it is never mistaken for
+    /// local evidence.
     pub fn open_from_hint(&self) -> bool {
         self.shared.open_from_hint()
     }

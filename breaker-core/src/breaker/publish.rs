@@ -69,9 +69,11 @@ impl Shared {
                 );
             }
             if listen {
-                let event = Event::new(self.name(), now, kind, cause, metrics);
+                let event = Event::new(self.shared_name(), now, kind, cause, metrics);
                 self.listeners.publish(&event);
-                self.registry_listeners.publish(&event);
+                if self.registry_hears() {
+                    self.registry_listeners.publish(&event);
+                }
             }
         }
     }

@@ -5,6 +5,7 @@
 //! machine under the lock in `machine.rs`, publishing in `publish.rs`.
 
 use std::fmt;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use crate::breaker::metrics::{Metrics, OpenView};
@@ -40,8 +41,33 @@ impl Env {
     }
 }
 
+/// Who a breaker is: the name it is shown and found by, the name it is configured by, and
+/// its key, if it is a keyed breaker (see `name::keyed_display`).
+pub(crate) struct Identity {
+    pub(crate) name: Name,
+    pub(crate) config_name: Name,
+    pub(crate) key: Option<Box<str>>,
+}
+
+impl Identity {
+    /// A plain breaker configured by `name`.
+    pub(crate) fn plain(name: &str) -> Identity {
+        Identity {
+            name: crate::name::intern(&crate::name::plain_display(name)),
+            config_name: crate::name::intern(name),
+            key: None,
+        }
+    }
+}
+
 pub(crate) struct Shared {
-    pub(crate) name: &'static Name,
+    /// The display name: unique in its registry, plain or keyed.
+    pub(crate) name: Name,
+    pub(crate) config_name: Name,
+    pub(crate) key: Option<Box<str>>,
+    /// Removed from its registry (removed, replaced or evicted): it goes on working for the
+    /// handles that hold it, but the registry's listeners no longer hear it.
+    pub(crate) detached: AtomicBool,
     pub(crate) config: Config,
     pub(crate) env: Arc<Env>,
     /// The current state, readable without the lock.
@@ -150,8 +176,8 @@ impl Machine {
 }
 
 impl Shared {
-    /// A breaker named `name` in `env`, CLOSED.
-    pub(crate) fn new(name: &str, config: Config, env: Arc<Env>) -> Arc<Shared> {
+    /// A breaker called `identity` in `env`, CLOSED.
+    pub(crate) fn new(identity: Identity, config: Config, env: Arc<Env>) -> Arc<Shared> {
         let now = env.clock.now();
         let size = config.sliding_window_size();
         let fast = (config.sliding_window_type() == SlidingWindowType::CountBased
@@ -168,7 +194,10 @@ impl Shared {
         let registry_listeners = Arc::clone(&env.listeners);
         let clock = env.clock.clone();
         Arc::new_cyclic(|this| Shared {
-            name: crate::name::intern(name),
+            name: identity.name,
+            config_name: identity.config_name,
+            key: identity.key,
+            detached: AtomicBool::new(false),
             config,
             env,
             tag: AtomicStateTag::new(machine.tag()),
@@ -197,17 +226,25 @@ impl Shared {
         &self.clock
     }
 
-    pub(crate) fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &str {
         self.name.as_str()
     }
 
-    pub(crate) fn interned_name(&self) -> &'static Name {
-        self.name
+    /// The name, for an error or event to carry.
+    pub(crate) fn shared_name(&self) -> Name {
+        self.name.clone()
     }
 
     #[inline]
     pub(crate) fn wants_call_events(&self) -> bool {
-        !self.listeners.is_empty() || !self.registry_listeners.is_empty()
+        !self.listeners.is_empty() || self.registry_hears()
+    }
+
+    /// Whether the registry's listeners hear this breaker: someone listens, and the breaker is
+    /// still in its registry.
+    #[inline]
+    pub(crate) fn registry_hears(&self) -> bool {
+        !self.registry_listeners.is_empty() && !self.detached.load(Ordering::Relaxed)
     }
 }
 

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicU8, Ordering};
 #[repr(u8)]
 pub(crate) enum Warning {
     /// `timeout-duration` is set but an async call ran outside any Tokio runtime.
-    TimeoutWithoutRuntime = 1 << 0,
+    NoRuntimeForTimeout = 1 << 0,
     /// `timeout-duration` is set but the Tokio runtime has no time driver.
-    TimeoutWithoutTimeDriver = 1 << 1,
+    NoTimeDriverForTimeout = 1 << 1,
     /// `timeout-duration` is set but a synchronous call cannot be cancelled.
-    TimeoutOnSyncCall = 1 << 2,
+    SyncCallWithTimeout = 1 << 2,
 }
 
 /// The warnings a breaker has written.

@@ -13,7 +13,7 @@ use crate::log_safe::LogSafe;
 use crate::breaker::CircuitBreaker;
 use crate::breaker::warned::Warning;
 use crate::call::permit::Permit;
-use crate::classify::{Classify, Outcome};
+use crate::classify::{classify_call, Classify, Outcome};
 use crate::error::{CallError, CallTimedOut};
 
 pin_project! {
@@ -78,6 +78,7 @@ where
     F: Future,
     M: Fn(F::Output) -> Result<T, E>,
     C: Classify<T, E> + ?Sized,
+    E: 'static,
 {
     type Output = Result<T, CallError<E>>;
 
@@ -113,7 +114,9 @@ where
         if let Poll::Ready(output) = polled {
             let result = (this.map)(output);
             if let Stage::Running(permit) = std::mem::replace(this.stage, Stage::Done) {
-                permit.finish(this.classify.classify(&result));
+                let config = this.breaker.config();
+                let (record, ignore) = (config.record_exceptions(), config.ignore_exceptions());
+                permit.finish(classify_call(record, ignore, *this.classify, &result));
             }
             return Poll::Ready(result.map_err(CallError::Failed));
         }
@@ -127,7 +130,7 @@ where
                     let elapsed = permit.elapsed().max(limit);
                     permit.record(Outcome::Failure, elapsed);
                 }
-                let name = this.breaker.shared.interned_name();
+                let name = this.breaker.shared.shared_name();
                 return Poll::Ready(Err(CallError::TimedOut(CallTimedOut::new(name, limit))));
             }
         }
@@ -144,11 +147,11 @@ fn start_timer(
     limit: Duration,
 ) -> Option<tokio::task::Unconstrained<tokio::time::Sleep>> {
     let shared = &breaker.shared;
-    if shared.warned.has(Warning::TimeoutWithoutTimeDriver) {
+    if shared.warned.has(Warning::NoTimeDriverForTimeout) {
         return None;
     }
     if tokio::runtime::Handle::try_current().is_err() {
-        if shared.warned.first(Warning::TimeoutWithoutRuntime) {
+        if shared.warned.first(Warning::NoRuntimeForTimeout) {
             tracing::warn!(
                 breaker = %LogSafe(breaker.name()),
                 "timeout-duration is set but an async call runs outside a Tokio runtime: it \
@@ -162,7 +165,7 @@ fn start_timer(
     match catch_unwind(|| tokio::time::sleep(limit)) {
         Ok(sleep) => Some(tokio::task::unconstrained(sleep)),
         Err(_) => {
-            if shared.warned.first(Warning::TimeoutWithoutTimeDriver) {
+            if shared.warned.first(Warning::NoTimeDriverForTimeout) {
                 tracing::warn!(
                     breaker = %LogSafe(breaker.name()),
                     "timeout-duration is set but the Tokio runtime has no time driver \

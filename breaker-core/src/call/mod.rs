@@ -12,15 +12,19 @@ use crate::log_safe::LogSafe;
 use crate::breaker::warned::Warning;
 use crate::breaker::CircuitBreaker;
 use crate::call::future::Call;
-use crate::classify::{Classifier, Classify};
+use crate::classify::{classify_call, Classifier, Classify};
 use crate::error::CallError;
 
 pub(crate) mod future;
 pub(crate) mod permit;
 
 impl CircuitBreaker {
-    /// Runs `fut` if the breaker permits, timing it and recording its result (every error a
-    /// failure). A rejected call returns [`CallError::NotPermitted`] without polling `fut`.
+    /// Runs `fut` if the breaker permits, timing it and recording its result: every error a
+    /// failure, except as the breaker's `record-exceptions` and `ignore-exceptions` say. A
+    /// rejected call returns [`CallError::NotPermitted`] without polling `fut`.
+    ///
+    /// The configured kinds are tested through [`Any`](std::any::Any), so the error type must
+    /// be `'static` (every call path has this bound, the attribute included).
     ///
     /// Nothing happens until the returned future is first polled: that is when the breaker is
     /// asked, and when the call's time (and its `timeout-duration`, under a Tokio runtime)
@@ -34,12 +38,15 @@ impl CircuitBreaker {
     ) -> impl Future<Output = Result<T, CallError<E>>> + use<'_, T, E, F>
     where
         F: Future<Output = Result<T, E>>,
+        E: 'static,
     {
         const EVERY_ERROR: &Classifier = &Classifier::new();
         Call::new(self, EVERY_ERROR, std::convert::identity, fut)
     }
 
-    /// [`call`](CircuitBreaker::call) with a classification of its own.
+    /// [`call`](CircuitBreaker::call) with a classification of its own, under the breaker's
+    /// configured kinds (an ignored kind is ignored whatever `classify` says; see
+    /// [`ConfiguredClassifier`](crate::ConfiguredClassifier) for the order).
     #[inline]
     pub fn call_with<'a, T, E, F, C>(
         &'a self,
@@ -49,26 +56,31 @@ impl CircuitBreaker {
     where
         F: Future<Output = Result<T, E>>,
         C: Classify<T, E> + ?Sized,
+        E: 'static,
     {
         Call::new(self, classify, std::convert::identity, fut)
     }
 
-    /// Runs `f` if the breaker permits, timing it and recording its result (every error a
-    /// failure). If `f` panics, a failure is recorded and the panic continues.
+    /// Runs `f` if the breaker permits, timing it and recording its result as
+    /// [`call`](CircuitBreaker::call) does. If `f` panics, a failure is recorded and the panic
+    /// continues.
     #[inline]
     pub fn call_sync<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
     where
         F: FnOnce() -> Result<T, E>,
+        E: 'static,
     {
         self.call_sync_with(&Classifier::new(), f)
     }
 
-    /// [`call_sync`](CircuitBreaker::call_sync) with a classification of its own.
+    /// [`call_sync`](CircuitBreaker::call_sync) with a classification of its own, under the
+    /// breaker's configured kinds as in [`call_with`](CircuitBreaker::call_with).
     #[inline(always)]
     pub fn call_sync_with<T, E, F, C>(&self, classify: &C, f: F) -> Result<T, CallError<E>>
     where
         F: FnOnce() -> Result<T, E>,
         C: Classify<T, E> + ?Sized,
+        E: 'static,
     {
         if self.shared.config.timeout_duration().is_some() {
             untimed_sync_call(self);
@@ -78,7 +90,9 @@ impl CircuitBreaker {
             Ok(result) => result,
             Err(panic) => permit.panicked(panic),
         };
-        permit.finish(classify.classify(&result));
+        let config = &self.shared.config;
+        let (record, ignore) = (config.record_exceptions(), config.ignore_exceptions());
+        permit.finish(classify_call(record, ignore, classify, &result));
         result.map_err(CallError::Failed)
     }
 }
@@ -87,7 +101,7 @@ impl CircuitBreaker {
 /// once per breaker.
 #[cold]
 fn untimed_sync_call(breaker: &CircuitBreaker) {
-    if breaker.shared.warned.first(Warning::TimeoutOnSyncCall) {
+    if breaker.shared.warned.first(Warning::SyncCallWithTimeout) {
         tracing::warn!(
             breaker = %LogSafe(breaker.name()),
             "timeout-duration is set but applies to async calls only: a synchronous call cannot \

@@ -23,6 +23,13 @@ const MAX_COUNT_WINDOW_SIZE: u32 = 10_000_000;
 const MAX_TIME_WINDOW_SECONDS: u32 = 86_400;
 /// Largest `permitted-number-of-calls-in-half-open-state` accepted.
 const MAX_HALF_OPEN_PERMITS: u32 = 10_000_000;
+/// Longest duration any key accepts: 100 years of 365 days (36,500 days). The breaker's
+/// timestamps are nanoseconds since 1970 in a `u64`, which end in 2554; a timestamp of today
+/// plus this still fits until the year 2454, so no wait, threshold or timeout can overflow
+/// one.
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(36_500 * 86_400);
+/// [`MAX_DURATION`] as a file writes it.
+pub(crate) const MAX_DURATION_TEXT: &str = "36500d";
 
 /// Defines, from one row per key: the public name constant (with the row's doc line), the
 /// `Key` enum, `Key::ALL` and `Key::row`.
@@ -39,6 +46,9 @@ macro_rules! key_table {
             #[doc = $doc]
             pub const $constant: &str = $name;
         )+
+
+        /// Every key's name, in the table's order.
+        pub const ALL: [&str; [$(stringify!($key)),+].len()] = [$($constant),+];
 
         /// A configuration key.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -158,6 +168,37 @@ key_table! {
         kind: Kinds,
         limit: Limit::None,
     }
+    /// Each OPEN waits `exponential-backoff-multiplier` times longer than the one before.
+    EnableExponentialBackoff {
+        name: ENABLE_EXPONENTIAL_BACKOFF = "enable-exponential-backoff",
+        kind: Bool,
+        limit: Limit::None,
+    }
+    /// With exponential backoff: each wait over the one before.
+    ExponentialBackoffMultiplier {
+        name: EXPONENTIAL_BACKOFF_MULTIPLIER = "exponential-backoff-multiplier",
+        kind: Decimal,
+        limit: Limit::Positive,
+    }
+    /// With exponential backoff: the longest wait in OPEN (unset: no bound).
+    ExponentialMaxWaitDurationInOpenState {
+        name: EXPONENTIAL_MAX_WAIT_DURATION_IN_OPEN_STATE =
+            "exponential-max-wait-duration-in-open-state",
+        kind: Duration,
+        limit: Limit::AtLeast(Duration::from_millis(1)),
+    }
+    /// Each wait in OPEN is drawn at random within `randomized-wait-factor` of its length.
+    EnableRandomizedWait {
+        name: ENABLE_RANDOMIZED_WAIT = "enable-randomized-wait",
+        kind: Bool,
+        limit: Limit::None,
+    }
+    /// With randomized waits: how far a wait may stray from its length, as a fraction of it.
+    RandomizedWaitFactor {
+        name: RANDOMIZED_WAIT_FACTOR = "randomized-wait-factor",
+        kind: Decimal,
+        limit: Limit::Fraction,
+    }
     /// In a configuration file: the shared config an entry starts from.
     BaseConfig {
         name: BASE_CONFIG = "base-config",
@@ -183,6 +224,8 @@ pub(crate) enum ValueKind {
     Count,
     /// A percentage.
     Percent,
+    /// A decimal number.
+    Decimal,
     /// A duration.
     Duration,
     /// `true` or `false`.
@@ -208,6 +251,10 @@ pub(crate) enum Limit {
     WindowSize { calls: u32, seconds: u32 },
     /// A percentage greater than 0 and at most 100.
     Percent,
+    /// A finite number greater than 0.
+    Positive,
+    /// A number from 0 to 1, both included.
+    Fraction,
     /// A duration longer than zero; `unset` says how to have none, for a key that may be unset.
     NonZero { unset: Option<&'static str> },
     /// A duration of at least this.
@@ -221,6 +268,7 @@ pub(crate) enum Limit {
 pub(crate) enum Value {
     Count(u32),
     Percent(f32),
+    Decimal(f64),
     Duration(Duration),
     State(State),
 }
@@ -247,6 +295,16 @@ impl Key {
         let limit = self.limit();
         let reject =
             |shown: String| Err(ConfigError::new(self.name(), shown, limit.expected(window)));
+        // Every duration, whatever its key, is at most MAX_DURATION.
+        if let Value::Duration(d) = value {
+            if d > MAX_DURATION {
+                return Err(ConfigError::new(
+                    self.name(),
+                    format!("{d:?}"),
+                    duration_bound(),
+                ));
+            }
+        }
         match (limit, value) {
             (Limit::None, _) => Ok(()),
             (Limit::Calls { max }, Value::Count(n)) => {
@@ -268,6 +326,20 @@ impl Key {
                     Ok(())
                 } else {
                     reject(p.to_string())
+                }
+            }
+            (Limit::Positive, Value::Decimal(x)) => {
+                if x > 0.0 && x.is_finite() {
+                    Ok(())
+                } else {
+                    reject(x.to_string())
+                }
+            }
+            (Limit::Fraction, Value::Decimal(x)) => {
+                if (0.0..=1.0).contains(&x) {
+                    Ok(())
+                } else {
+                    reject(x.to_string())
                 }
             }
             // Zero is the only duration rejected; it is shown as a file would write it.
@@ -318,6 +390,8 @@ impl Limit {
                 ))
             }
             Limit::Percent => Cow::Borrowed(PERCENT),
+            Limit::Positive => Cow::Borrowed("a number greater than 0"),
+            Limit::Fraction => Cow::Borrowed("a number from 0 to 1"),
             Limit::NonZero { unset: None } => Cow::Borrowed("a duration longer than zero"),
             Limit::NonZero { unset: Some(how) } => {
                 Cow::Owned(format!("a duration longer than zero ({how})"))
@@ -326,6 +400,33 @@ impl Limit {
             Limit::OpenOrClosed => Cow::Owned(format!("{} or {}", State::Open, State::Closed)),
         }
     }
+}
+
+impl Key {
+    /// What a file's value for this key may be at most, in words, for a value too large for
+    /// its type (a whole number past `u32`, a duration past [`MAX_DURATION`]). A window size's
+    /// bound depends on the window type, which the file may set after the size: both are said.
+    pub(crate) fn largest(self) -> Cow<'static, str> {
+        match (self.value_kind(), self.limit()) {
+            (ValueKind::Duration, _) => Cow::Owned(duration_bound()),
+            (_, Limit::WindowSize { calls, seconds }) => Cow::Owned(format!(
+                "a whole number from 1 to {calls} ({}) or to {seconds} ({})",
+                SlidingWindowType::CountBased,
+                SlidingWindowType::TimeBased
+            )),
+            (_, Limit::Calls { max }) => Cow::Owned(format!(
+                "a whole number of calls from 1 to {}",
+                max.unwrap_or(u32::MAX)
+            )),
+            // Only whole numbers and durations can be too large for their type.
+            _ => Cow::Borrowed("a smaller value"),
+        }
+    }
+}
+
+/// The words of the bound every duration has.
+fn duration_bound() -> String {
+    format!("a duration of at most {MAX_DURATION_TEXT} (100 years)")
 }
 
 /// A window size's unit and largest value, for `window`'s type.
@@ -362,7 +463,30 @@ mod tests {
     fn all_lists_every_key_once_in_order() {
         for (i, key) in Key::ALL.iter().enumerate() {
             assert_eq!(*key as usize, i, "{key:?}");
+            assert_eq!(ALL[i], key.name());
         }
+    }
+
+    #[test]
+    fn too_large_values_are_told_the_largest() {
+        assert_eq!(
+            Key::SlidingWindowSize.largest(),
+            "a whole number from 1 to 10000000 (COUNT_BASED) or to 86400 (TIME_BASED)"
+        );
+        assert_eq!(
+            Key::MinimumNumberOfCalls.largest(),
+            "a whole number of calls from 1 to 4294967295"
+        );
+        assert_eq!(
+            Key::TimeoutDuration.largest(),
+            "a duration of at most 36500d (100 years)"
+        );
+        // Today plus the longest duration fits the breaker's u64 nanosecond timestamps for
+        // centuries to come.
+        let now_2100 = u64::try_from(Duration::from_secs(130 * 365 * 86_400).as_nanos()).unwrap();
+        assert!(now_2100
+            .checked_add(u64::try_from(MAX_DURATION.as_nanos()).unwrap())
+            .is_some());
     }
 
     #[test]
@@ -397,6 +521,20 @@ mod tests {
                 .expected(count),
             "OPEN or CLOSED"
         );
+        assert_eq!(
+            Key::ExponentialBackoffMultiplier.limit().expected(count),
+            "a number greater than 0"
+        );
+        assert_eq!(
+            Key::RandomizedWaitFactor.limit().expected(count),
+            "a number from 0 to 1"
+        );
+        assert_eq!(
+            Key::ExponentialMaxWaitDurationInOpenState
+                .limit()
+                .expected(count),
+            "a duration of at least 1ms"
+        );
     }
 
     #[test]
@@ -426,6 +564,38 @@ mod tests {
             .is_err());
         let minimum = Key::MinimumNumberOfCalls;
         assert!(minimum.check(Value::Count(u32::MAX), count).is_ok());
+        let multiplier = Key::ExponentialBackoffMultiplier;
+        for ok in [0.5, 1.0, 1.5, 1e9] {
+            assert!(multiplier.check(Value::Decimal(ok), count).is_ok(), "{ok}");
+        }
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(
+                multiplier.check(Value::Decimal(bad), count).is_err(),
+                "{bad}"
+            );
+        }
+        let factor = Key::RandomizedWaitFactor;
+        for ok in [0.0, 0.5, 1.0] {
+            assert!(factor.check(Value::Decimal(ok), count).is_ok(), "{ok}");
+        }
+        for bad in [-0.001, 1.001, f64::NAN] {
+            assert!(factor.check(Value::Decimal(bad), count).is_err(), "{bad}");
+        }
+        // Every duration key, whatever its own limit, stops at MAX_DURATION.
+        for key in Key::ALL
+            .into_iter()
+            .filter(|k| k.value_kind() == ValueKind::Duration)
+        {
+            assert!(key.check(Value::Duration(MAX_DURATION), count).is_ok());
+            let err = key
+                .check(
+                    Value::Duration(MAX_DURATION + Duration::from_nanos(1)),
+                    count,
+                )
+                .unwrap_err();
+            assert_eq!(err.key(), key.name());
+            assert_eq!(err.expected(), "a duration of at most 36500d (100 years)");
+        }
         let err = Key::WaitDurationInOpenState
             .check(Value::Duration(Duration::from_micros(999)), count)
             .unwrap_err();

@@ -10,15 +10,24 @@ use crate::state::State;
 mod error;
 pub(crate) mod file;
 pub mod keys;
+pub(crate) mod tags;
+mod wait;
 mod window_type;
 
 pub use error::ConfigError;
+pub use wait::WaitInterval;
 pub use window_type::SlidingWindowType;
 
 use keys::{Key, Value};
 
 /// The name of the shared config that every breaker without one of its own uses.
 pub const DEFAULT_CONFIG: &str = "default";
+
+/// `exponential-backoff-multiplier`'s default: Resilience4j's `IntervalFunction.DEFAULT_MULTIPLIER`.
+const DEFAULT_BACKOFF_MULTIPLIER: f64 = 1.5;
+/// `randomized-wait-factor`'s default: Resilience4j's
+/// `IntervalFunction.DEFAULT_RANDOMIZATION_FACTOR`.
+const DEFAULT_RANDOMIZED_WAIT_FACTOR: f64 = 0.5;
 
 /// A validated breaker configuration.
 ///
@@ -33,6 +42,11 @@ pub struct Config {
     slow_call_rate_threshold: f32,
     slow_call_duration_threshold: Duration,
     wait_duration_in_open_state: Duration,
+    enable_exponential_backoff: bool,
+    exponential_backoff_multiplier: f64,
+    exponential_max_wait_duration_in_open_state: Option<Duration>,
+    enable_randomized_wait: bool,
+    randomized_wait_factor: f64,
     permitted_number_of_calls_in_half_open_state: u32,
     automatic_transition_from_open_to_half_open_enabled: bool,
     max_wait_duration_in_half_open_state: Duration,
@@ -72,6 +86,11 @@ impl Default for Config {
             slow_call_rate_threshold: 100.0,
             slow_call_duration_threshold: Duration::from_secs(60),
             wait_duration_in_open_state: Duration::from_secs(60),
+            enable_exponential_backoff: false,
+            exponential_backoff_multiplier: DEFAULT_BACKOFF_MULTIPLIER,
+            exponential_max_wait_duration_in_open_state: None,
+            enable_randomized_wait: false,
+            randomized_wait_factor: DEFAULT_RANDOMIZED_WAIT_FACTOR,
             permitted_number_of_calls_in_half_open_state: 10,
             automatic_transition_from_open_to_half_open_enabled: false,
             max_wait_duration_in_half_open_state: Duration::ZERO,
@@ -130,9 +149,75 @@ impl Config {
     pub fn slow_call_duration_threshold(&self) -> Duration {
         self.slow_call_duration_threshold
     }
-    /// `wait-duration-in-open-state` (default 60 s).
+    /// `wait-duration-in-open-state` (default 60 s): how long OPEN lasts, or the first OPEN
+    /// with backoff; [`Config::wait_interval`] says how the waits that follow are computed.
     pub fn wait_duration_in_open_state(&self) -> Duration {
         self.wait_duration_in_open_state
+    }
+    /// `enable-exponential-backoff` (default false).
+    pub fn enable_exponential_backoff(&self) -> bool {
+        self.enable_exponential_backoff
+    }
+    /// `exponential-backoff-multiplier` (default 1.5); read only with exponential backoff.
+    pub fn exponential_backoff_multiplier(&self) -> f64 {
+        self.exponential_backoff_multiplier
+    }
+    /// `exponential-max-wait-duration-in-open-state` (default none: no bound); read only with
+    /// exponential backoff.
+    pub fn exponential_max_wait_duration_in_open_state(&self) -> Option<Duration> {
+        self.exponential_max_wait_duration_in_open_state
+    }
+    /// `enable-randomized-wait` (default false).
+    pub fn enable_randomized_wait(&self) -> bool {
+        self.enable_randomized_wait
+    }
+    /// `randomized-wait-factor` (default 0.5); read only with randomized waits.
+    pub fn randomized_wait_factor(&self) -> f64 {
+        self.randomized_wait_factor
+    }
+    /// How long each OPEN lasts, from `wait-duration-in-open-state` and the backoff keys:
+    /// fixed unless `enable-exponential-backoff` or `enable-randomized-wait` is set.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker_core::{Config, WaitInterval};
+    ///
+    /// let config = Config::builder()
+    ///     .wait_duration_in_open_state(Duration::from_secs(10))
+    ///     .enable_exponential_backoff(true)
+    ///     .exponential_backoff_multiplier(2.0)
+    ///     .exponential_max_wait_duration_in_open_state(Some(Duration::from_secs(300)))
+    ///     .build()?;
+    /// assert_eq!(
+    ///     config.wait_interval(),
+    ///     WaitInterval::Exponential {
+    ///         initial: Duration::from_secs(10),
+    ///         multiplier: 2.0,
+    ///         max: Some(Duration::from_secs(300)),
+    ///     }
+    /// );
+    /// # Ok::<(), breaker_core::ConfigError>(())
+    /// ```
+    pub fn wait_interval(&self) -> WaitInterval {
+        let base = self.wait_duration_in_open_state;
+        let multiplier = self.exponential_backoff_multiplier;
+        let max = self.exponential_max_wait_duration_in_open_state;
+        let factor = self.randomized_wait_factor;
+        match (self.enable_exponential_backoff, self.enable_randomized_wait) {
+            (false, false) => WaitInterval::Fixed { wait: base },
+            (true, false) => WaitInterval::Exponential {
+                initial: base,
+                multiplier,
+                max,
+            },
+            (false, true) => WaitInterval::Randomized { wait: base, factor },
+            (true, true) => WaitInterval::ExponentialRandomized {
+                initial: base,
+                multiplier,
+                factor,
+                max,
+            },
+        }
     }
     /// `permitted-number-of-calls-in-half-open-state` (default 10).
     pub fn permitted_number_of_calls_in_half_open_state(&self) -> u32 {
@@ -246,9 +331,37 @@ impl ConfigBuilder {
         self.config.slow_call_duration_threshold = d;
         self
     }
-    /// `wait-duration-in-open-state`; at least 1 ms.
+    /// `wait-duration-in-open-state`; at least 1 ms. With backoff, the first wait.
     pub fn wait_duration_in_open_state(mut self, d: Duration) -> Self {
         self.config.wait_duration_in_open_state = d;
+        self
+    }
+    /// `enable-exponential-backoff`: each OPEN waits `exponential-backoff-multiplier` times as
+    /// long as the one before, up to `exponential-max-wait-duration-in-open-state`.
+    pub fn enable_exponential_backoff(mut self, enabled: bool) -> Self {
+        self.config.enable_exponential_backoff = enabled;
+        self
+    }
+    /// `exponential-backoff-multiplier`; greater than 0 (below 1, waits shrink).
+    pub fn exponential_backoff_multiplier(mut self, multiplier: f64) -> Self {
+        self.config.exponential_backoff_multiplier = multiplier;
+        self
+    }
+    /// `exponential-max-wait-duration-in-open-state`: the longest wait with backoff; at least
+    /// 1 ms, or `None` (the default) for no bound.
+    pub fn exponential_max_wait_duration_in_open_state(mut self, max: Option<Duration>) -> Self {
+        self.config.exponential_max_wait_duration_in_open_state = max;
+        self
+    }
+    /// `enable-randomized-wait`: each wait in OPEN is drawn within `randomized-wait-factor` of
+    /// its length.
+    pub fn enable_randomized_wait(mut self, enabled: bool) -> Self {
+        self.config.enable_randomized_wait = enabled;
+        self
+    }
+    /// `randomized-wait-factor`: from 0 (no randomizing) to 1 (from no wait to twice the wait).
+    pub fn randomized_wait_factor(mut self, factor: f64) -> Self {
+        self.config.randomized_wait_factor = factor;
         self
     }
     /// `permitted-number-of-calls-in-half-open-state`; at least 1.
@@ -322,6 +435,14 @@ impl ConfigBuilder {
                 Value::Duration(c.wait_duration_in_open_state),
             ),
             (
+                Key::ExponentialBackoffMultiplier,
+                Value::Decimal(c.exponential_backoff_multiplier),
+            ),
+            (
+                Key::RandomizedWaitFactor,
+                Value::Decimal(c.randomized_wait_factor),
+            ),
+            (
                 Key::PermittedNumberOfCallsInHalfOpenState,
                 Value::Count(c.permitted_number_of_calls_in_half_open_state),
             ),
@@ -336,6 +457,9 @@ impl ConfigBuilder {
         ];
         for (key, value) in checks {
             key.check(value, window)?;
+        }
+        if let Some(max) = c.exponential_max_wait_duration_in_open_state {
+            Key::ExponentialMaxWaitDurationInOpenState.check(Value::Duration(max), window)?;
         }
         if let Some(timeout) = c.timeout_duration {
             Key::TimeoutDuration.check(Value::Duration(timeout), window)?;
@@ -353,6 +477,88 @@ impl ConfigBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wait_interval_follows_the_backoff_keys() {
+        let ten = Duration::from_secs(10);
+        let base = Config::builder().wait_duration_in_open_state(ten);
+        assert_eq!(
+            Config::default().wait_interval(),
+            WaitInterval::Fixed {
+                wait: Duration::from_secs(60)
+            }
+        );
+        let exponential = base
+            .clone()
+            .enable_exponential_backoff(true)
+            .build()
+            .unwrap();
+        assert_eq!(
+            exponential.wait_interval(),
+            WaitInterval::Exponential {
+                initial: ten,
+                multiplier: 1.5,
+                max: None
+            }
+        );
+        let randomized = base
+            .clone()
+            .enable_randomized_wait(true)
+            .randomized_wait_factor(1.0)
+            .build()
+            .unwrap();
+        assert_eq!(
+            randomized.wait_interval(),
+            WaitInterval::Randomized {
+                wait: ten,
+                factor: 1.0
+            }
+        );
+        assert_eq!(randomized.wait_interval().base(), ten);
+        let both = base
+            .clone()
+            .enable_exponential_backoff(true)
+            .enable_randomized_wait(true)
+            .exponential_max_wait_duration_in_open_state(Some(Duration::from_secs(100)))
+            .build()
+            .unwrap();
+        assert_eq!(
+            both.wait_interval(),
+            WaitInterval::ExponentialRandomized {
+                initial: ten,
+                multiplier: 1.5,
+                factor: 0.5,
+                max: Some(Duration::from_secs(100)),
+            }
+        );
+        // The keys stay what they were set to, and take part in equality.
+        assert_ne!(exponential, Config::default());
+        assert_eq!(exponential.to_builder().build().unwrap(), exponential);
+    }
+
+    #[test]
+    fn backoff_values_are_checked_as_resilience4j_checks_them() {
+        let err = |b: ConfigBuilder| b.build().unwrap_err();
+        let e = err(Config::builder().exponential_backoff_multiplier(0.0));
+        assert_eq!(
+            (e.key(), e.expected()),
+            ("exponential-backoff-multiplier", "a number greater than 0")
+        );
+        let e = err(Config::builder().randomized_wait_factor(1.5));
+        assert_eq!(
+            (e.key(), e.expected()),
+            ("randomized-wait-factor", "a number from 0 to 1")
+        );
+        let e = err(Config::builder()
+            .exponential_max_wait_duration_in_open_state(Some(Duration::from_micros(10))));
+        assert_eq!(e.key(), "exponential-max-wait-duration-in-open-state");
+        assert!(Config::builder()
+            .exponential_backoff_multiplier(0.5)
+            .randomized_wait_factor(0.0)
+            .exponential_max_wait_duration_in_open_state(Some(Duration::from_millis(1)))
+            .build()
+            .is_ok());
+    }
 
     #[test]
     fn the_lock_free_window_knob_takes_no_part_in_equality() {

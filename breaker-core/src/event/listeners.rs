@@ -28,8 +28,8 @@ use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
-use crate::log_safe::LogSafe;
 use crate::event::Event;
+use crate::log_safe::LogSafe;
 use crate::sync::{AtomicPtr, AtomicU64, Mutex, Published};
 
 type Listener = Arc<dyn Fn(&Event) + Send + Sync>;
@@ -166,5 +166,58 @@ impl fmt::Debug for Subscription {
         f.debug_struct("Subscription")
             .field("id", &self.id)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+    use crate::breaker::metrics::OpenView;
+    use crate::event::EventKind;
+    use crate::time::timestamp::Timestamp;
+
+    fn event() -> Event {
+        let at = Timestamp::from_unix_millis(0);
+        Event::new(
+            crate::name::intern("listeners-test"),
+            at,
+            EventKind::Reset,
+            None,
+            OpenView::default().load(0),
+        )
+    }
+
+    #[test]
+    fn publishing_while_listeners_come_and_go() {
+        // Miri runs this too, so the loops stay short there.
+        let rounds = if cfg!(miri) { 20 } else { 2_000 };
+        let listeners = Arc::new(Listeners::default());
+        let kept = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&kept);
+        let keep = listeners.add(Arc::new(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }));
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..rounds {
+                    listeners.publish(&event());
+                }
+            });
+            s.spawn(|| {
+                for _ in 0..rounds {
+                    let passing = listeners.add(Arc::new(|_| {}));
+                    assert!(!listeners.is_empty());
+                    drop(passing);
+                }
+            });
+        });
+        // The kept listener heard every event, whatever list each publish read.
+        assert_eq!(kept.load(Ordering::Relaxed), rounds);
+        drop(keep);
+        assert!(listeners.is_empty());
+        // The last handle: frees every list it published.
+        drop(listeners);
     }
 }

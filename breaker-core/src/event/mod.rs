@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::breaker::metrics::Metrics;
 use crate::log_safe::LogSafe;
+use crate::name::Name;
 use crate::state::State;
 use crate::time::timestamp::Timestamp;
 
@@ -78,7 +79,7 @@ pub enum TransitionCause {
 /// One event of one breaker.
 #[derive(Clone, Debug)]
 pub struct Event {
-    name: &'static str,
+    name: Name,
     at: Timestamp,
     kind: EventKind,
     cause: Option<TransitionCause>,
@@ -87,7 +88,7 @@ pub struct Event {
 
 impl Event {
     pub(crate) fn new(
-        name: &'static str,
+        name: Name,
         at: Timestamp,
         kind: EventKind,
         cause: Option<TransitionCause>,
@@ -114,7 +115,7 @@ impl Event {
 
     /// The breaker's name.
     pub fn breaker_name(&self) -> &str {
-        self.name
+        self.name.as_str()
     }
 
     /// When it happened, on the breaker's clock.
@@ -130,7 +131,7 @@ impl Event {
 
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CircuitBreaker '{}': ", LogSafe(self.name))?;
+        write!(f, "CircuitBreaker '{}': ", LogSafe(self.name.as_str()))?;
         match self.kind {
             EventKind::StateTransition { from, to } => {
                 write!(f, "state changed from {from} to {to}")

@@ -21,20 +21,44 @@
 //! # How it stays off the call path
 //!
 //! Every breaker's handles (one per series above) are registered with the recorder once, when
-//! the breaker is created, and kept in a lock-free map by breaker name. A registry-level
-//! event listener finds them there and updates them: a histogram sample per recorded call, a
-//! counter increment per rejection, and the gauges from the metrics snapshot the event
-//! carries. No lock is taken. The state gauges are written from the breaker's current state
-//! (one atomic read) by one thread at a time, without waiting: a thread that finds another
-//! one writing leaves it a note to write again.
+//! the breaker is created, and kept in a map by display name (papaya: lock-free reads, and
+//! an entry can be removed). A registry-level event listener finds them there and updates
+//! them: a histogram sample per recorded call, a counter increment per rejection, and the
+//! gauges from the metrics snapshot the event carries. No lock is waited for (the handles
+//! sit behind a read-write lock that only [`MetricsExport::refresh`] writes). The state gauges
+//! are written from the breaker's current state (one atomic read) by one thread at a time,
+//! without waiting: a thread that finds another one writing leaves it a note to write again.
 //!
 //! Gauges follow the events. A time-based window empties as time passes without any event,
 //! and under concurrency an older snapshot may land after a newer one until the next event;
 //! [`MetricsExport::refresh`] re-reads every breaker (taking each breaker's lock briefly, off
 //! the call path): call it before each scrape.
+//!
+//! # Breakers that leave the registry
+//!
+//! When a breaker is removed, replaced or evicted (an idle keyed breaker), the export drops
+//! its handles at once and hears it no more. The `metrics` facade has no call that deletes
+//! a series, though: the recorder keeps what it was given. With metrics-exporter-prometheus,
+//! configure an idle timeout, and a removed breaker's series leave the scrape once they have
+//! gone unchanged for it:
+//!
+//! ```ignore
+//! PrometheusBuilder::new()
+//!     .idle_timeout(MetricKindMask::ALL, Some(Duration::from_secs(300)))
+//!     .install_recorder()?;
+//! ```
+//!
+//! and call [`MetricsExport::refresh`] before each scrape, more often than the timeout: it
+//! writes every gauge and counter of the breakers still in the registry (a counter by adding
+//! 0), so their series never count as idle, and registers every handle again, so a series
+//! the timeout did remove comes back. A histogram cannot be touched without a sample, so the
+//! `calls_seconds` series of a breaker that made no call for the whole timeout leave the
+//! scrape too, and start again from zero with its next call after a refresh. Without an idle
+//! timeout, a removed breaker's series stay in the scrape (frozen) for the life of the
+//! recorder.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use metrics::{Counter, Gauge, Histogram, Recorder, Unit};
 use once_cell::sync::Lazy;
@@ -42,7 +66,6 @@ use once_cell::sync::Lazy;
 use crate::breaker::metrics::Metrics;
 use crate::breaker::shared::Shared;
 use crate::breaker::CircuitBreaker;
-use crate::concurrent_map::ConcurrentMap;
 use crate::event::{Event, EventKind};
 use crate::registry::hooks::RegistryEvent;
 use crate::registry::{Registry, WeakRegistry};
@@ -75,7 +98,8 @@ pub struct MetricsExport {
 
 struct Exporter {
     recorder: Option<Arc<dyn Recorder + Send + Sync>>,
-    entries: ConcurrentMap<String, Entry>,
+    /// By display name: the breakers in the registry.
+    entries: papaya::HashMap<Box<str>, Entry>,
 }
 
 /// One breaker's handles.
@@ -83,6 +107,16 @@ struct Entry {
     /// Weak: the registry's listener holds the export, so a strong handle here would keep the
     /// breakers, and through them the registry's scheduler, alive for ever.
     breaker: Weak<Shared>,
+    /// Written only by `refresh`, which registers them again.
+    handles: RwLock<Handles>,
+    /// A thread is writing the state gauges.
+    writing: AtomicBool,
+    /// The state gauges must be written (again).
+    stale: AtomicBool,
+}
+
+/// A breaker's handles, one per series.
+struct Handles {
     states: [Gauge; 6],
     successful: Histogram,
     failed: Histogram,
@@ -95,10 +129,6 @@ struct Entry {
     buffered_failed: Gauge,
     slow_successful: Gauge,
     slow_failed: Gauge,
-    /// A thread is writing the state gauges.
-    writing: AtomicBool,
-    /// The state gauges must be written (again).
-    stale: AtomicBool,
 }
 
 impl MetricsExport {
@@ -151,7 +181,7 @@ impl MetricsExport {
         }
         let exporter = Arc::new(Exporter {
             recorder,
-            entries: ConcurrentMap::new(),
+            entries: papaya::HashMap::new(),
         });
         exporter.with_recorder(describe);
         // Listen first, then learn of new breakers, then register the existing ones, so that
@@ -163,6 +193,8 @@ impl MetricsExport {
         let hook = Arc::clone(&exporter);
         registry.on_registry_event(move |event| match event {
             RegistryEvent::Added(breaker) => hook.register(breaker),
+            RegistryEvent::Removed(breaker) => hook.unregister(breaker),
+            RegistryEvent::Replaced { new, .. } => hook.register(new),
         });
         for breaker in registry.breakers() {
             exporter.register(&breaker);
@@ -176,13 +208,25 @@ impl MetricsExport {
     /// lock for a moment, like [`CircuitBreaker::metrics`]: call it off the call path, for
     /// example when a scrape arrives, so the gauges are exact at that moment (a time-based
     /// window empties without any event to say so).
+    ///
+    /// It also keeps the series of every breaker in the registry from counting as idle to a
+    /// recorder with an idle timeout: every gauge and counter is written, and every handle is
+    /// registered again (see "Breakers that leave the registry" in the module docs).
     pub fn refresh(&self) {
-        self.inner.entries.for_each(|_, entry| {
+        for entry in self.inner.entries.pin().values() {
             if let Some(shared) = entry.breaker.upgrade() {
-                entry.set_snapshot(&CircuitBreaker { shared }.metrics());
+                let breaker = CircuitBreaker { shared };
+                let fresh = self.inner.with_recorder(|| Handles::new(breaker.name()));
+                *entry.handles.write().unwrap_or_else(|e| e.into_inner()) = fresh;
+                entry.set_snapshot(&breaker.metrics());
+                let handles = entry.read();
+                handles.not_permitted.increment(0);
+                handles.not_permitted_1x.increment(0);
+                drop(handles);
+                entry.stale.store(true, Ordering::SeqCst);
                 entry.refresh_state();
             }
-        });
+        }
     }
 
     /// How many breakers are exported.
@@ -244,47 +288,76 @@ impl Exporter {
         }
     }
 
-    /// Registers `breaker`'s handles (once per name) and sets its gauges.
+    /// Registers `breaker`'s handles and sets its gauges. A breaker that takes a name another
+    /// one had (replaced, or made again after an eviction) takes its entry over.
     fn register(&self, breaker: &CircuitBreaker) {
-        let entry = self
-            .entries
-            .get_or_insert_with(breaker.name().to_owned(), || {
-                self.with_recorder(|| Entry::new(breaker))
-            });
+        let entries = self.entries.pin();
+        let current = entries.get(breaker.name());
+        let entry = match current {
+            Some(entry) if entry.is(breaker) => entry,
+            _ => {
+                let made = Entry {
+                    breaker: Arc::downgrade(&breaker.shared),
+                    handles: RwLock::new(self.with_recorder(|| Handles::new(breaker.name()))),
+                    writing: AtomicBool::new(false),
+                    stale: AtomicBool::new(false),
+                };
+                entries.insert(breaker.name().into(), made);
+                let Some(entry) = entries.get(breaker.name()) else {
+                    return;
+                };
+                entry
+            }
+        };
         entry.set_snapshot(&breaker.metrics());
         entry.refresh_state();
     }
 
+    /// Drops the handles of a breaker that left the registry, unless its name already has a
+    /// breaker of its own again.
+    fn unregister(&self, breaker: &CircuitBreaker) {
+        let _ = self
+            .entries
+            .pin()
+            .remove_if(breaker.name(), |_, entry| entry.is(breaker));
+    }
+
     fn on_event(&self, event: &Event) {
-        let Some(entry) = self.entries.get(event.breaker_name()) else {
+        let entries = self.entries.pin();
+        let Some(entry) = entries.get(event.breaker_name()) else {
             return;
         };
+        let handles = entry.read();
         match event.kind() {
-            EventKind::Success { elapsed } => entry.successful.record(elapsed.as_secs_f64()),
-            EventKind::Error { elapsed } => entry.failed.record(elapsed.as_secs_f64()),
-            EventKind::IgnoredError { elapsed } => entry.ignored.record(elapsed.as_secs_f64()),
+            EventKind::Success { elapsed } => handles.successful.record(elapsed.as_secs_f64()),
+            EventKind::Error { elapsed } => handles.failed.record(elapsed.as_secs_f64()),
+            EventKind::IgnoredError { elapsed } => handles.ignored.record(elapsed.as_secs_f64()),
             EventKind::NotPermitted => {
-                entry.not_permitted.increment(1);
-                entry.not_permitted_1x.increment(1);
+                handles.not_permitted.increment(1);
+                handles.not_permitted_1x.increment(1);
             }
-            EventKind::StateTransition { .. } | EventKind::Reset => entry.refresh_state(),
+            EventKind::StateTransition { .. } | EventKind::Reset => {
+                drop(handles);
+                entry.refresh_state();
+                entry.set_snapshot(event.metrics());
+                return;
+            }
             _ => {}
         }
-        entry.set_snapshot(event.metrics());
+        handles.set_snapshot(event.metrics());
     }
 }
 
-impl Entry {
-    fn new(breaker: &CircuitBreaker) -> Entry {
-        let name = breaker.name().to_owned();
+impl Handles {
+    fn new(name: &str) -> Handles {
+        let name = name.to_owned();
         let n = || name.clone();
         let states = State::ALL.map(
             |state| metrics::gauge!(MetricsExport::STATE, "name" => n(), "state" => state.as_tag()),
         );
         let calls = |kind: &'static str| metrics::histogram!(MetricsExport::CALLS, "kind" => kind, "name" => n());
         let by_kind = |metric: &'static str, kind: &'static str| metrics::gauge!(metric, "kind" => kind, "name" => n());
-        Entry {
-            breaker: Arc::downgrade(&breaker.shared),
+        Handles {
             states,
             successful: calls("successful"),
             failed: calls("failed"),
@@ -301,8 +374,6 @@ impl Entry {
             buffered_failed: by_kind(MetricsExport::BUFFERED_CALLS, "failed"),
             slow_successful: by_kind(MetricsExport::SLOW_CALLS, "successful"),
             slow_failed: by_kind(MetricsExport::SLOW_CALLS, "failed"),
-            writing: AtomicBool::new(false),
-            stale: AtomicBool::new(false),
         }
     }
 
@@ -315,6 +386,20 @@ impl Entry {
         self.buffered_failed.set(f64::from(m.failed_calls));
         self.slow_successful.set(f64::from(m.slow_successful_calls));
         self.slow_failed.set(f64::from(m.slow_failed_calls));
+    }
+}
+
+impl Entry {
+    fn is(&self, breaker: &CircuitBreaker) -> bool {
+        std::ptr::eq(self.breaker.as_ptr(), Arc::as_ptr(&breaker.shared))
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Handles> {
+        self.handles.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_snapshot(&self, m: &Metrics) {
+        self.read().set_snapshot(m);
     }
 
     /// Writes the state gauges from the breaker's current state. Events may be published out
@@ -333,7 +418,7 @@ impl Entry {
                     break;
                 };
                 let current = CircuitBreaker { shared }.state();
-                for (state, gauge) in State::ALL.iter().zip(&self.states) {
+                for (state, gauge) in State::ALL.iter().zip(&self.read().states) {
                     gauge.set(if *state == current { 1.0 } else { 0.0 });
                 }
             }

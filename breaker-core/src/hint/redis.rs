@@ -7,7 +7,8 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, Client, Value};
 
-use super::{HintError, MAX_HINT_VALUE};
+use super::error::HintError;
+use super::value::MAX_HINT_VALUE;
 
 /// Commands per pipeline when reading many hints, so that one reply stays small.
 const READ_CHUNK: usize = 512;

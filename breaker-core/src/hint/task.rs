@@ -9,8 +9,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::MissedTickBehavior;
 
+use super::error::HintError;
 use super::redis::{Conn, Read};
-use super::{encode_key, parse_value, HintError, HintStats, Settings};
+use super::settings::Settings;
+use super::stats::HintStats;
+use super::value::{encode_key, parse_value};
 use crate::breaker::CircuitBreaker;
 use crate::concurrent_map::ConcurrentMap;
 use crate::event::listeners::Subscription;

@@ -1,6 +1,6 @@
 //! Building a registry from code, from configuration files, or both.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -8,8 +8,8 @@ use crate::breaker::shared::Env;
 use crate::classify::ErrorKind;
 use crate::concurrent_map::ConcurrentMap;
 use crate::config::file::{self, Format, LoadError, CONFIG_ENV};
-use crate::config::{Config, DEFAULT_CONFIG};
-use crate::registry::keyed::KeyedGroups;
+use crate::config::{tags, Config, ConfigError, DEFAULT_CONFIG};
+use crate::registry::keyed::{KeyedGroups, KeyedLimits};
 use crate::registry::{Inner, Registry};
 use crate::time::clock::Clock;
 
@@ -24,7 +24,7 @@ impl Registry {
         RegistryBuilder::default()
     }
 
-    /// A registry configured from a file (`.toml` or `.properties`); see
+    /// A registry configured from a file (`.toml`, `.properties`, `.yml` or `.yaml`); see
     /// [`RegistryBuilder::load_file`].
     pub fn from_file(path: impl AsRef<Path>) -> Result<Registry, LoadError> {
         Registry::builder()
@@ -52,6 +52,10 @@ pub struct RegistryBuilder {
     configs: HashMap<String, Config>,
     instances: HashMap<String, Config>,
     kinds: HashMap<String, ErrorKind>,
+    /// Tags for every exported metric (`tags.<name>`), by label name.
+    tags: BTreeMap<String, String>,
+    keyed_limits: KeyedLimits,
+    keyed_limits_by_name: HashMap<String, KeyedLimits>,
 }
 
 impl RegistryBuilder {
@@ -73,10 +77,67 @@ impl RegistryBuilder {
         self
     }
 
-    /// The config of the breaker named `name` (Spring's `instances.<name>`).
+    /// The config of the breaker named `name` (Spring's `instances.<name>`). A keyed
+    /// breaker's entry is named by its display name, `name[key]` (see
+    /// [`CircuitBreaker::name`](crate::CircuitBreaker::name); [`keyed_instance`] writes it).
+    ///
+    /// [`keyed_instance`]: RegistryBuilder::keyed_instance
     pub fn instance(mut self, name: &str, config: Config) -> Self {
         self.instances.insert(name.to_owned(), config);
         self
+    }
+
+    /// The config of the keyed breaker of `key` in the group `name`: the instance entry named
+    /// `name[key]`, which files write as `instances."name[key]"` (TOML) or
+    /// `instances.name[key].<setting>` (`.properties`).
+    pub fn keyed_instance(self, name: &str, key: &str, config: Config) -> Self {
+        let display = crate::name::keyed_display(name, key);
+        self.instance(&display, config)
+    }
+
+    /// The limits of every keyed group (default: [`KeyedLimits::default`], 1,000 breakers
+    /// per group, evicted after 10 minutes unused).
+    pub fn keyed_limits(mut self, limits: KeyedLimits) -> Self {
+        self.keyed_limits = limits;
+        self
+    }
+
+    /// The limits of the keyed group `name`, instead of those of every group.
+    pub fn keyed_limits_for(mut self, name: &str, limits: KeyedLimits) -> Self {
+        self.keyed_limits_by_name.insert(name.to_owned(), limits);
+        self
+    }
+
+    /// A tag for every metric the registry exports (Spring's
+    /// `resilience4j.circuitbreaker.tags.<name>=<value>`); a tag of the same name is replaced.
+    ///
+    /// The name is written as a Prometheus label: every `-` and `.` becomes `_`, and the result
+    /// must be an ASCII letter or `_` followed by letters, digits and `_`, at most 64 bytes, not
+    /// starting with `__` and not one of the labels the metrics already carry (`name`,
+    /// `state`, `kind`, `le`, `quantile`). The value is 1 to 256 bytes of text without control
+    /// characters. A registry takes at most 32 tags.
+    ///
+    /// ```
+    /// use breaker_core::Registry;
+    ///
+    /// let registry = Registry::builder().tag("app.version", "1.4.2")?.build();
+    /// assert_eq!(registry.tags(), [("app_version".to_owned(), "1.4.2".to_owned())]);
+    /// # Ok::<(), breaker_core::ConfigError>(())
+    /// ```
+    pub fn tag(mut self, name: &str, value: &str) -> Result<Self, ConfigError> {
+        let (label, value) = tags::check(name, value).map_err(|p| {
+            let shown = if p.part == "name" { name } else { value };
+            ConfigError::new("tags", shown, p.expected)
+        })?;
+        if !self.tags.contains_key(&label) && self.tags.len() == tags::MAX_TAGS {
+            return Err(ConfigError::new(
+                "tags",
+                label,
+                format!("at most {} tags", tags::MAX_TAGS),
+            ));
+        }
+        self.tags.insert(label, value);
+        Ok(self)
     }
 
     /// Registers an error kind, so that files loaded after this can name it in
@@ -105,7 +166,8 @@ impl RegistryBuilder {
         self
     }
 
-    /// Loads a configuration file, `.toml` or `.properties` by its extension.
+    /// Loads a configuration file: TOML, `.properties` or YAML (`.yml`, `.yaml`) by its
+    /// extension.
     ///
     /// The file is rejected whole on the first problem (nothing of it reaches the builder),
     /// with an error naming the file, the line, the key, the value and what was expected.
@@ -122,8 +184,8 @@ impl RegistryBuilder {
         self.load_bytes(format, name, text.as_bytes())
     }
 
-    /// Loads configuration bytes (UTF-8 text) in `format`; `name` stands for the file in error
-    /// messages.
+    /// Loads configuration bytes in `format` (UTF-8; `.properties` bytes that are not valid
+    /// UTF-8 are ISO-8859-1); `name` stands for the file in error messages.
     pub fn load_bytes(
         mut self,
         format: Format,
@@ -131,8 +193,15 @@ impl RegistryBuilder {
         bytes: &[u8],
     ) -> Result<Self, LoadError> {
         let loaded = file::load(format, name, bytes, &self.configs, &self.kinds)?;
+        file::check_tag_count(name, &self.tags, &loaded.tags)?;
         self.configs.extend(loaded.configs);
         self.instances.extend(loaded.instances);
+        self.tags.extend(
+            loaded
+                .tags
+                .into_iter()
+                .map(|(name, value, _)| (name, value)),
+        );
         Ok(self)
     }
 
@@ -166,12 +235,14 @@ impl RegistryBuilder {
             inner: Arc::new(Inner {
                 env: Env::new(self.clock.unwrap_or_default()),
                 configs: self.configs,
-                instances: self.instances,
+                tags: self.tags.into_iter().collect(),
+                instances: Arc::new(self.instances),
                 breakers: ConcurrentMap::new(),
                 keyed: KeyedGroups::default(),
+                keyed_limits: self.keyed_limits,
+                keyed_limits_by_name: self.keyed_limits_by_name,
                 hooks: Arc::default(),
             }),
         }
     }
 }
-

@@ -12,12 +12,24 @@ pub enum RegistryEvent<'a> {
     /// A breaker was created (on first use of its name, or of its key in a keyed group) and is
     /// now in the registry.
     Added(&'a CircuitBreaker),
+    /// A breaker left the registry: [`Registry::remove`](crate::Registry::remove),
+    /// [`Keyed::remove`](crate::Keyed::remove), or eviction of an idle keyed breaker. It is
+    /// detached: it works on for whoever holds it, unheard by the registry's listeners.
+    Removed(&'a CircuitBreaker),
+    /// [`Registry::replace`](crate::Registry::replace) gave the name to a new breaker; the old
+    /// one is detached.
+    Replaced {
+        /// The breaker that had the name.
+        old: &'a CircuitBreaker,
+        /// The breaker that has it now.
+        new: &'a CircuitBreaker,
+    },
 }
 
 type Hook = Arc<dyn Fn(&RegistryEvent<'_>) + Send + Sync>;
 
-/// The registry's hooks. Creating a breaker is rare (once per name or key), so a mutex is
-/// fine here; no hook runs while it is held.
+/// The registry's hooks. A change to the set of breakers is rare next to calls (once per name
+/// or key), so a mutex is fine here; no hook runs while it is held.
 #[derive(Default)]
 pub(crate) struct Hooks(Mutex<Vec<Hook>>);
 

@@ -1,151 +1,528 @@
-//! Breakers keyed at run time: one per distinct key, all configured by one name.
+//! Breakers keyed at run time: one per distinct key text, all configured by one name, with
+//! idle breakers evicted.
+//!
+//! # Identity
+//!
+//! A keyed breaker is (name, key text), the key text being the key's `Display` output: `42u64`
+//! and `"42"` are one breaker. Its display name is `name[key]` (`name::keyed_display`), which no
+//! other breaker of the registry can have. One group per name holds the breakers, whatever
+//! the key's type.
+//!
+//! # The map
+//!
+//! A group's breakers sit in a `papaya::HashMap` from key text to slot. The registry's
+//! grow-only map (`concurrent_map.rs`) cannot remove an entry and lends `&V` for the life of
+//! the map, and keys taken from requests must be removable or they are a memory leak. papaya's
+//! reads take no lock (a thread-local epoch guard, no write to memory other readers share), its
+//! writes lock nothing shared by readers, and memory of removed entries is reclaimed once no
+//! guard can see it. A `RwLock<HashMap>` (sharded or not) would write the lock word every
+//! reader of the shard shares on each lookup. The price: a lookup hands out an owned
+//! `CircuitBreaker` (an `Arc` clone, one atomic increment and one decrement), since a borrow
+//! cannot outlive the guard. Keys are hashed with std's SipHash: they may come from request
+//! data, so the hash must not be one an attacker can aim collisions at.
+//!
+//! A lookup formats the key into a 64-byte buffer on the stack, so looking up a key that
+//! has a breaker allocates nothing (a longer key text is formatted on the heap).
+//!
+//! # Eviction
+//!
+//! Each lookup marks its slot as used (a load, and a store only if the mark was clear). A
+//! sweep reads and clears the marks: a marked slot was used since the last sweep and counts
+//! as seen now; an unmarked one has been idle at least since it was last seen. A sweep
+//! removes every breaker idle for `max_idle`; if the group is over `max_breakers`, it also
+//! removes the least recently seen until the group is down to 7/8 of it (so that a flood of
+//! new keys sweeps once per `max_breakers / 8` inserts, not on every insert). Only a breaker
+//! that has no state worth keeping is removed: CLOSED, DISABLED, METRICS_ONLY, or OPEN with
+//! its wait over. OPEN during its wait, HALF_OPEN (waiting for its trials) and FORCED_OPEN
+//! (set by hand) stay, so eviction never lets calls through that the breaker would reject.
+//!
+//! Sweeps run on the registry's clock: on an insert that takes the group over its maximum,
+//! and from a timer in the registry's scheduler every `max_idle / 4` (at least a second)
+//! while the group has breakers. With a `ManualClock`, advancing the clock runs them.
 
-use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::fmt;
-use std::hash::Hash;
-use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::fmt::{self, Write as _};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
-use crate::breaker::shared::Env;
+use crate::breaker::shared::{Env, Identity};
 use crate::breaker::CircuitBreaker;
-use crate::concurrent_map::ConcurrentMap;
 use crate::config::Config;
+use crate::name::{self, Name};
 use crate::registry::hooks::{Hooks, RegistryEvent};
+use crate::state::State;
+use crate::time::scheduler::{TimerAction, TimerKey, TimerTarget};
+use crate::time::timestamp::{duration_nanos, Timestamp};
 
-/// A keyed group with its key type erased, so the registry can list its breakers.
-trait AnyGroup: Any + Send + Sync {
-    fn for_each_breaker(&self, f: &mut dyn FnMut(&CircuitBreaker));
-    fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+/// How many breakers a keyed group keeps, and for how long an unused one stays.
+///
+/// The defaults bound a group to [`KeyedLimits::DEFAULT_MAX_BREAKERS`] breakers and evict one
+/// unused for [`KeyedLimits::DEFAULT_MAX_IDLE`]. A breaker that is OPEN during its wait,
+/// HALF_OPEN or FORCED_OPEN is never evicted, so a group can hold more than its maximum while
+/// more of its breakers than that are in those states.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_core::{KeyedLimits, Registry};
+///
+/// let registry = Registry::builder()
+///     .keyed_limits(KeyedLimits::default().max_breakers(10_000))
+///     .keyed_limits_for("llm", KeyedLimits::default().max_idle(Duration::from_secs(60)))
+///     .build();
+/// # let _ = registry;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyedLimits {
+    max_idle: Option<Duration>,
+    max_breakers: Option<usize>,
 }
 
-/// A registry's keyed groups, by name and key type.
-#[derive(Default)]
-pub(crate) struct KeyedGroups(Mutex<HashMap<(String, TypeId), Arc<dyn AnyGroup>>>);
+impl KeyedLimits {
+    /// 10 minutes.
+    pub const DEFAULT_MAX_IDLE: Duration = Duration::from_secs(600);
+    /// 1,000 breakers per keyed group.
+    pub const DEFAULT_MAX_BREAKERS: usize = 1_000;
 
-impl KeyedGroups {
-    /// The group `name` for keys of type `K`, made with `config` on first use.
-    pub(crate) fn group<K>(
-        &self,
-        name: &str,
-        config: impl FnOnce() -> Config,
-        env: &Arc<Env>,
-        hooks: &Arc<Hooks>,
-    ) -> Keyed<K>
-    where
-        K: Hash + Eq + Clone + fmt::Display + Send + Sync + 'static,
-    {
-        let mut groups = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let group = groups
-            .entry((name.to_owned(), TypeId::of::<K>()))
-            .or_insert_with(|| {
-                Arc::new(KeyedGroup::<K> {
-                    name: name.to_owned(),
-                    config: config(),
-                    env: Arc::clone(env),
-                    breakers: ConcurrentMap::new(),
-                    hooks: Arc::clone(hooks),
-                })
-            });
-        let group = Arc::clone(group)
-            .as_any()
-            .downcast::<KeyedGroup<K>>()
-            .unwrap_or_else(|_| unreachable!("keyed groups are stored under their key's TypeId"));
-        Keyed {
-            group,
-            _key: PhantomData,
+    /// No limit: every key keeps its breaker until it is removed by hand (the behaviour
+    /// before eviction; memory then grows with the number of distinct keys).
+    pub const fn unbounded() -> KeyedLimits {
+        KeyedLimits {
+            max_idle: None,
+            max_breakers: None,
         }
     }
 
-    /// Calls `f` for every breaker of every group.
-    pub(crate) fn for_each_breaker(&self, f: &mut dyn FnMut(&CircuitBreaker)) {
-        let groups: Vec<Arc<dyn AnyGroup>> = self
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect();
-        for group in groups {
-            group.for_each_breaker(f);
-        }
-    }
-}
-
-struct KeyedGroup<K> {
-    name: String,
-    config: Config,
-    env: Arc<Env>,
-    breakers: ConcurrentMap<K, CircuitBreaker>,
-    hooks: Arc<Hooks>,
-}
-
-impl<K: Hash + Eq + Send + Sync + 'static> AnyGroup for KeyedGroup<K> {
-    fn for_each_breaker(&self, f: &mut dyn FnMut(&CircuitBreaker)) {
-        self.breakers.for_each(|_, b| f(b));
-    }
-
-    fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+    /// Evicts a breaker no lookup has used for `idle` (it goes between `idle` and 1.5 times
+    /// `idle` after its last use).
+    pub const fn max_idle(mut self, idle: Duration) -> KeyedLimits {
+        self.max_idle = Some(idle);
         self
     }
+
+    /// Never evicts for idleness.
+    pub const fn no_max_idle(mut self) -> KeyedLimits {
+        self.max_idle = None;
+        self
+    }
+
+    /// Keeps at most `max` breakers (beyond those that are never evicted): an insert that goes
+    /// over it evicts the least recently used down to 7/8 of `max`.
+    pub const fn max_breakers(mut self, max: usize) -> KeyedLimits {
+        self.max_breakers = Some(max);
+        self
+    }
+
+    /// No maximum count.
+    pub const fn no_max_breakers(mut self) -> KeyedLimits {
+        self.max_breakers = None;
+        self
+    }
+
+    /// The idle time after which a breaker is evicted, if any.
+    pub fn idle_limit(&self) -> Option<Duration> {
+        self.max_idle
+    }
+
+    /// The maximum count, if any.
+    pub fn count_limit(&self) -> Option<usize> {
+        self.max_breakers
+    }
+
+    /// How often the sweep timer runs: a quarter of the idle time, at least a second.
+    fn sweep_every(&self) -> Option<Duration> {
+        self.max_idle
+            .map(|idle| (idle / 4).max(Duration::from_secs(1)))
+    }
 }
 
-/// Breakers created per run-time key, all configured as one name. See
-/// [`Registry::keyed`](crate::Registry::keyed).
-///
-/// Looking up a key that exists takes no lock.
-pub struct Keyed<K> {
-    group: Arc<KeyedGroup<K>>,
-    _key: PhantomData<fn(K)>,
-}
-
-impl<K> Clone for Keyed<K> {
-    fn clone(&self) -> Self {
-        Keyed {
-            group: Arc::clone(&self.group),
-            _key: PhantomData,
+impl Default for KeyedLimits {
+    fn default() -> Self {
+        KeyedLimits {
+            max_idle: Some(KeyedLimits::DEFAULT_MAX_IDLE),
+            max_breakers: Some(KeyedLimits::DEFAULT_MAX_BREAKERS),
         }
     }
 }
 
-impl<K> Keyed<K>
-where
-    K: Hash + Eq + Clone + fmt::Display + Send + Sync + 'static,
-{
-    /// The breaker for a key given in borrowed form (a `&str` for `String` keys), created on
-    /// first use. Looking up a key that exists allocates nothing.
-    pub fn get_by<Q>(&self, key: &Q) -> &CircuitBreaker
-    where
-        K: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
-    {
-        if let Some(b) = self.group.breakers.get(key) {
-            return b;
-        }
-        self.get(&key.to_owned())
-    }
+/// What a keyed group needs from its registry to make breakers.
+pub(crate) struct GroupEnv {
+    pub(crate) env: Arc<Env>,
+    pub(crate) hooks: Arc<Hooks>,
+    /// The registry's instance configs, for per-key entries (`instances."name[key]"`).
+    pub(crate) instances: Arc<HashMap<String, Config>>,
+}
 
-    /// The breaker for `key`, created on first use.
-    pub fn get(&self, key: &K) -> &CircuitBreaker {
-        if let Some(b) = self.group.breakers.get(key) {
-            return b;
-        }
-        let group = &*self.group;
-        let mut created = false;
-        let breaker = group.breakers.get_or_insert_with(key.clone(), || {
-            created = true;
-            let name = format!("{}:{}", group.name, key);
-            CircuitBreaker::with_env(&name, group.config.clone(), Arc::clone(&group.env))
+/// A registry's keyed groups, by name.
+#[derive(Default)]
+pub(crate) struct KeyedGroups(Mutex<HashMap<String, Arc<KeyedGroup>>>);
+
+impl KeyedGroups {
+    /// The group `name`, made with `config` and `limits` on first use.
+    pub(crate) fn group(
+        &self,
+        name: &str,
+        make: impl FnOnce() -> (Config, KeyedLimits, GroupEnv),
+    ) -> Keyed {
+        let mut groups = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let group = groups.entry(name.to_owned()).or_insert_with(|| {
+            let (config, limits, genv) = make();
+            Arc::new_cyclic(|this| KeyedGroup {
+                name: name::intern(name),
+                config,
+                limits,
+                genv,
+                breakers: papaya::HashMap::new(),
+                sweeping: AtomicBool::new(false),
+                timer: Mutex::new(None),
+                this: this.clone(),
+            })
         });
-        if created {
-            group.hooks.run(&RegistryEvent::Added(breaker));
+        Keyed {
+            group: Arc::clone(group),
         }
-        breaker
+    }
+
+    /// Every group.
+    pub(crate) fn all(&self) -> Vec<Keyed> {
+        let groups = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        groups
+            .values()
+            .map(|group| Keyed {
+                group: Arc::clone(group),
+            })
+            .collect()
+    }
+}
+
+/// One key's breaker, with what eviction reads.
+struct Slot {
+    breaker: CircuitBreaker,
+    /// A lookup used it since the last sweep.
+    used: AtomicBool,
+    /// When a sweep last found it used (or it was made), in Unix nanoseconds.
+    seen: AtomicU64,
+}
+
+impl Slot {
+    #[inline]
+    fn mark_used(&self) {
+        if !self.used.load(Ordering::Relaxed) {
+            self.used.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether evicting it loses nothing a caller relies on: it lets calls through as a fresh
+    /// breaker would, or its OPEN wait is over.
+    fn may_evict(&self, now: Timestamp) -> bool {
+        let shared = &self.breaker.shared;
+        match self.breaker.state() {
+            State::Closed | State::Disabled | State::MetricsOnly => true,
+            State::Open => now.unix_nanos() > shared.retry_after.load(Ordering::Acquire),
+            State::HalfOpen | State::ForcedOpen => false,
+        }
+    }
+}
+
+pub(crate) struct KeyedGroup {
+    name: Name,
+    config: Config,
+    limits: KeyedLimits,
+    genv: GroupEnv,
+    breakers: papaya::HashMap<Box<str>, Slot>,
+    /// A sweep is running (one at a time; another that finds one running skips).
+    sweeping: AtomicBool,
+    /// The sweep timer waiting in the scheduler, if any.
+    timer: Mutex<Option<TimerKey>>,
+    this: Weak<KeyedGroup>,
+}
+
+impl KeyedGroup {
+    fn now(&self) -> Timestamp {
+        self.genv.env.clock.now()
+    }
+
+    /// `key`'s breaker; `used` marks it as used (a lookup for a call, not an inspection).
+    fn get(&self, key: &str, used: bool) -> Option<CircuitBreaker> {
+        let map = self.breakers.pin();
+        let slot = map.get(key)?;
+        if used {
+            slot.mark_used();
+        }
+        Some(slot.breaker.clone())
+    }
+
+    fn get_or_create(&self, key: &str) -> CircuitBreaker {
+        if let Some(breaker) = self.get(key, true) {
+            return breaker;
+        }
+        let now = self.now();
+        let display = name::keyed_display(self.name.as_str(), key);
+        let config = self
+            .genv
+            .instances
+            .get(&display)
+            .unwrap_or(&self.config)
+            .clone();
+        let identity = Identity {
+            name: Name::counted(&display),
+            config_name: self.name.clone(),
+            key: Some(key.into()),
+        };
+        let made = CircuitBreaker::with_identity(identity, config, Arc::clone(&self.genv.env));
+        let slot = Slot {
+            breaker: made.clone(),
+            used: AtomicBool::new(false),
+            seen: AtomicU64::new(now.unix_nanos()),
+        };
+        let inserted = match self.breakers.pin().try_insert(key.into(), slot) {
+            Ok(_) => true,
+            Err(taken) => {
+                // Another thread made this key's breaker first: use that one.
+                taken.current.mark_used();
+                return taken.current.breaker.clone();
+            }
+        };
+        debug_assert!(inserted);
+        self.genv.hooks.run(&RegistryEvent::Added(&made));
+        if self
+            .limits
+            .max_breakers
+            .is_some_and(|max| self.breakers.len() > max)
+        {
+            self.sweep(now);
+        }
+        self.arm_timer(now);
+        made
+    }
+
+    /// Sets the sweep timer, if the group evicts idle breakers and none is set.
+    fn arm_timer(&self, now: Timestamp) {
+        let Some(every) = self.limits.sweep_every() else {
+            return;
+        };
+        let mut timer = self.timer.lock().unwrap_or_else(|e| e.into_inner());
+        if timer.is_some() {
+            return;
+        }
+        let target: Weak<dyn TimerTarget> = self.this.clone();
+        *timer = Some(self.genv.env.scheduler.schedule(
+            now.saturating_add(every),
+            target,
+            0,
+            TimerAction::Sweep,
+        ));
+    }
+
+    fn remove(&self, key: &str) -> Option<CircuitBreaker> {
+        let removed = self
+            .breakers
+            .pin()
+            .remove(key)
+            .map(|slot| slot.breaker.clone())?;
+        self.detach(&removed);
+        Some(removed)
+    }
+
+    fn detach(&self, breaker: &CircuitBreaker) {
+        breaker.shared.detached.store(true, Ordering::Relaxed);
+        self.genv.hooks.run(&RegistryEvent::Removed(breaker));
+    }
+
+    /// Evicts what the limits say (see the module docs); returns how many.
+    fn sweep(&self, now: Timestamp) -> usize {
+        if self.sweeping.swap(true, Ordering::Acquire) {
+            return 0;
+        }
+        let idle_nanos = self.limits.max_idle.map(duration_nanos);
+        let now_nanos = now.unix_nanos();
+        let mut evicted = Vec::new();
+        {
+            let map = self.breakers.pin();
+            // (last seen, key) of every breaker that may go, for the maximum count.
+            let mut candidates: Vec<(u64, &str)> = Vec::new();
+            for (key, slot) in map.iter() {
+                let seen = if slot.used.swap(false, Ordering::Relaxed) {
+                    slot.seen.store(now_nanos, Ordering::Relaxed);
+                    now_nanos
+                } else {
+                    slot.seen.load(Ordering::Relaxed)
+                };
+                if !slot.may_evict(now) {
+                    continue;
+                }
+                let idle_for = now_nanos.saturating_sub(seen);
+                if idle_nanos.is_some_and(|idle| idle_for >= idle) {
+                    if let Some(gone) = Self::evict(&map, key) {
+                        evicted.push(gone);
+                    }
+                } else {
+                    candidates.push((seen, key));
+                }
+            }
+            if let Some(max) = self.limits.max_breakers {
+                let len = map.len();
+                if len > max {
+                    let excess = len - (max - max / 8);
+                    candidates.sort_unstable_by_key(|&(seen, _)| seen);
+                    for &(_, key) in candidates.iter().take(excess) {
+                        if let Some(gone) = Self::evict(&map, key) {
+                            evicted.push(gone);
+                        }
+                    }
+                }
+            }
+        }
+        self.sweeping.store(false, Ordering::Release);
+        for breaker in &evicted {
+            self.detach(breaker);
+        }
+        evicted.len()
+    }
+
+    /// Removes `key`'s breaker unless a lookup used it since the sweep read its mark.
+    fn evict<G: papaya::Guard>(
+        map: &papaya::HashMapRef<'_, Box<str>, Slot, std::hash::RandomState, G>,
+        key: &str,
+    ) -> Option<CircuitBreaker> {
+        match map.remove_if(key, |_, slot| !slot.used.load(Ordering::Relaxed)) {
+            Ok(Some((_, slot))) => Some(slot.breaker.clone()),
+            Ok(None) | Err(_) => None,
+        }
+    }
+}
+
+impl TimerTarget for KeyedGroup {
+    fn on_timer(&self, _state_id: u64, action: TimerAction) {
+        if action != TimerAction::Sweep {
+            return;
+        }
+        let now = self.now();
+        *self.timer.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.sweep(now);
+        if !self.breakers.is_empty() {
+            self.arm_timer(now);
+        }
+    }
+}
+
+/// The key's `Display` text, formatted on the stack when it is short (see the module docs).
+struct KeyText {
+    buf: [u8; KeyText::INLINE],
+    len: usize,
+    spilled: Option<String>,
+}
+
+impl KeyText {
+    const INLINE: usize = 64;
+
+    fn of<K: fmt::Display + ?Sized>(key: &K) -> KeyText {
+        let mut text = KeyText {
+            buf: [0; KeyText::INLINE],
+            len: 0,
+            spilled: None,
+        };
+        // Writing into a `KeyText` never fails; a `Display` impl that fails leaves what it wrote.
+        let _ = write!(text, "{key}");
+        text
+    }
+
+    fn as_str(&self) -> &str {
+        match &self.spilled {
+            Some(text) => text,
+            // Only whole `&str`s are copied in, so the bytes are UTF-8.
+            None => std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default(),
+        }
+    }
+}
+
+impl fmt::Write for KeyText {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if let Some(text) = &mut self.spilled {
+            text.push_str(s);
+        } else if let Some(room) = self.buf.get_mut(self.len..self.len + s.len()) {
+            room.copy_from_slice(s.as_bytes());
+            self.len += s.len();
+        } else {
+            let mut text = String::with_capacity(self.len + s.len());
+            text.push_str(self.as_str());
+            text.push_str(s);
+            self.spilled = Some(text);
+        }
+        Ok(())
+    }
+}
+
+/// The breakers of one name, one per run-time key: see [`Registry::keyed`](crate::Registry::keyed).
+///
+/// A key is any `Display` value, borrowed or owned; the breaker is the key's text's (so `42u64`
+/// and `"42"` are one breaker). Looking up a key that has a breaker takes no lock and, for a
+/// key text of up to 64 bytes, allocates nothing.
+///
+/// An evicted or removed breaker goes on working for whoever still holds its handle, on its
+/// own: it keeps its state and its listeners, but it is no longer in the registry (its
+/// [`is_detached`](CircuitBreaker::is_detached) is true), the registry's listeners and the
+/// metrics export no longer hear it, and the next lookup of its key makes a fresh CLOSED
+/// breaker. A call that looked its key up in the instant the breaker was evicted runs on the
+/// evicted one.
+#[derive(Clone)]
+pub struct Keyed {
+    group: Arc<KeyedGroup>,
+}
+
+impl Keyed {
+    /// The breaker of `key`, created on first use with the instance config named
+    /// `name[key]` if the registry has one, else the config of `name`.
+    #[inline]
+    pub fn get<K: fmt::Display + ?Sized>(&self, key: &K) -> CircuitBreaker {
+        let text = KeyText::of(key);
+        self.group.get_or_create(text.as_str())
+    }
+
+    /// The breaker of `key`, if it has one; never creates one, and does not count as a use
+    /// (an inspection keeps no breaker from being evicted).
+    pub fn find<K: fmt::Display + ?Sized>(&self, key: &K) -> Option<CircuitBreaker> {
+        self.group.get(KeyText::of(key).as_str(), false)
+    }
+
+    /// Removes `key`'s breaker from the group and returns it (see the type's docs for what its
+    /// holders see); publishes [`RegistryEvent::Removed`].
+    pub fn remove<K: fmt::Display + ?Sized>(&self, key: &K) -> Option<CircuitBreaker> {
+        self.group.remove(KeyText::of(key).as_str())
+    }
+
+    /// Evicts what the group's limits allow now (idle breakers, and the least recently used
+    /// beyond the maximum), as the sweep timer does; returns how many were evicted.
+    pub fn evict_now(&self) -> usize {
+        self.group.sweep(self.group.now())
+    }
+
+    /// The group's breakers, sorted by key.
+    pub fn breakers(&self) -> Vec<CircuitBreaker> {
+        let mut all: Vec<CircuitBreaker> = self
+            .group
+            .breakers
+            .pin()
+            .values()
+            .map(|slot| slot.breaker.clone())
+            .collect();
+        all.sort_by(|a, b| a.key().cmp(&b.key()));
+        all
     }
 
     /// The name the keys are configured by.
     pub fn name(&self) -> &str {
-        &self.group.name
+        self.group.name.as_str()
+    }
+
+    /// The config a key's breaker gets unless an instance entry `name[key]` names its own.
+    pub fn config(&self) -> &Config {
+        &self.group.config
+    }
+
+    /// The group's limits.
+    pub fn limits(&self) -> KeyedLimits {
+        self.group.limits
     }
 
     /// How many keys have a breaker.
@@ -153,16 +530,37 @@ where
         self.group.breakers.len()
     }
 
-    /// Whether no key has a breaker yet.
+    /// Whether no key has a breaker.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
 
-impl<K> fmt::Debug for Keyed<K> {
+impl fmt::Debug for Keyed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Keyed")
-            .field("name", &self.group.name)
-            .finish_non_exhaustive()
+            .field("name", &self.group.name.as_str())
+            .field("breakers", &self.len())
+            .field("limits", &self.group.limits)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_text_stays_on_the_stack_up_to_its_size() {
+        let short = KeyText::of(&42u64);
+        assert_eq!(short.as_str(), "42");
+        assert!(short.spilled.is_none());
+        let exact = "k".repeat(KeyText::INLINE);
+        assert!(KeyText::of(exact.as_str()).spilled.is_none());
+        let long = format!("{exact}+{}", 7);
+        let text = KeyText::of(&format_args!("{exact}+{}", 7));
+        assert_eq!(text.as_str(), long);
+        assert!(text.spilled.is_some());
+        assert_eq!(KeyText::of("tenant/é").as_str(), "tenant/é");
     }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::Hash;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::breaker::shared::Env;
@@ -16,7 +16,8 @@ use crate::config::{Config, DEFAULT_CONFIG};
 use crate::event::listeners::Subscription;
 use crate::event::Event;
 use crate::registry::hooks::{Hooks, RegistryEvent};
-use crate::registry::keyed::{Keyed, KeyedGroups};
+use crate::registry::keyed::{GroupEnv, Keyed, KeyedGroups, KeyedLimits};
+use crate::sync::{Mutex, MutexGuard};
 use crate::time::clock::Clock;
 
 pub(crate) mod builder;
@@ -28,7 +29,20 @@ pub(crate) mod keyed;
 ///
 /// `breaker(name)` returns the breaker of that name, creating it on first use with the
 /// instance configuration of that name if there is one, else the `default` shared config.
+/// Keyed breakers (one per run-time key) live in groups, one per name: [`Registry::keyed`].
 /// Cloning gives another handle to the same registry.
+///
+/// # Lifecycle
+///
+/// [`remove`](Registry::remove) takes a breaker out, [`replace`](Registry::replace) gives its
+/// name to a new breaker with another config, and keyed groups evict idle breakers
+/// ([`KeyedLimits`]). A breaker that leaves the registry is *detached*: whoever holds its
+/// handle keeps a working breaker, with its state, its counts and its own listeners, but the
+/// registry no longer lists or finds it, and the registry's listeners (the metrics export and
+/// the Redis hint among them) no longer hear it. The next lookup of the name (or key) finds
+/// the breaker that has it now, or makes a fresh one. The attribute's call sites look again
+/// once their breaker is detached, so protected functions follow a `replace` from their next
+/// call. Each change is published to [`on_registry_event`](Registry::on_registry_event) hooks.
 #[derive(Clone)]
 pub struct Registry {
     pub(crate) inner: Arc<Inner>,
@@ -37,38 +51,61 @@ pub struct Registry {
 pub(crate) struct Inner {
     pub(crate) env: Arc<Env>,
     pub(crate) configs: HashMap<String, Config>,
-    pub(crate) instances: HashMap<String, Config>,
-    pub(crate) breakers: ConcurrentMap<String, CircuitBreaker>,
+    /// Tags for every exported metric, sorted by name (`RegistryBuilder::tag`, `tags.*`).
+    pub(crate) tags: Vec<(String, String)>,
+    pub(crate) instances: Arc<HashMap<String, Config>>,
+    /// The plain breakers by name. Plain names come from the code, so there are few: the map
+    /// keeps a slot per name ever used (it is grow-only), and the slot holds the breaker that
+    /// has the name now, if any, so that one can be removed or replaced. (Keyed breakers, whose
+    /// keys come from run-time data, live in maps that can remove: see `keyed.rs`.)
+    pub(crate) breakers: ConcurrentMap<String, Named>,
     pub(crate) keyed: KeyedGroups,
-    /// Run for every breaker the registry creates, after it is in the registry.
+    /// The limits of keyed groups: for every group, and by group name.
+    pub(crate) keyed_limits: KeyedLimits,
+    pub(crate) keyed_limits_by_name: HashMap<String, KeyedLimits>,
+    /// Run for every change to the set of breakers.
     pub(crate) hooks: Arc<Hooks>,
+}
+
+/// The slot of one plain name: the breaker that has it now, if any. The lock is the name's
+/// own, held only to read or swap the handle, never while a hook or a breaker runs.
+#[derive(Default)]
+pub(crate) struct Named(Mutex<Option<CircuitBreaker>>);
+
+impl Named {
+    fn lock(&self) -> MutexGuard<'_, Option<CircuitBreaker>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Registry {
     /// The breaker named `name`, created on first use.
     pub fn breaker(&self, name: &str) -> CircuitBreaker {
-        if let Some(b) = self.inner.breakers.get(name) {
-            return b.clone();
+        let inner = &*self.inner;
+        let slot = match inner.breakers.get(name) {
+            Some(slot) => slot,
+            None => inner
+                .breakers
+                .get_or_insert_with(name.to_owned(), Named::default),
+        };
+        let mut current = slot.lock();
+        if let Some(breaker) = &*current {
+            return breaker.clone();
         }
         let config = self.config_for(name).clone();
-        let mut created = false;
-        let breaker = self
-            .inner
-            .breakers
-            .get_or_insert_with(name.to_owned(), || {
-                created = true;
-                CircuitBreaker::with_env(name, config, Arc::clone(&self.inner.env))
-            })
-            .clone();
-        if created {
-            self.inner.hooks.run(&RegistryEvent::Added(&breaker));
-        }
-        breaker
+        let made = CircuitBreaker::with_env(name, config, Arc::clone(&inner.env));
+        *current = Some(made.clone());
+        drop(current);
+        inner.hooks.run(&RegistryEvent::Added(&made));
+        made
     }
 
     /// Calls `hook` for every change to this registry's set of breakers from now on: every
-    /// breaker it creates (keyed ones included), right after it is added. Hooks run on the
-    /// thread that created the breaker, with no lock of the registry held.
+    /// breaker it creates (keyed ones included), right after it is added
+    /// ([`RegistryEvent::Added`]); every breaker removed or evicted, right after it left
+    /// ([`RegistryEvent::Removed`]); every [`replace`](Registry::replace)
+    /// ([`RegistryEvent::Replaced`]). Hooks run on the thread that made the change (for an
+    /// eviction by the sweep timer, the scheduler's), with no lock of the registry held.
     pub fn on_registry_event<F>(&self, hook: F)
     where
         F: Fn(&RegistryEvent<'_>) + Send + Sync + 'static,
@@ -81,21 +118,65 @@ impl Registry {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
-    /// The breaker named `name`, if it exists.
+    /// The plain breaker named `name`, if it exists. A keyed breaker is found through its
+    /// group: `registry.keyed("tenantProducts").find(&key)`.
     pub fn find(&self, name: &str) -> Option<CircuitBreaker> {
-        self.inner.breakers.get(name).cloned()
+        self.inner.breakers.get(name)?.lock().clone()
     }
 
-    /// Every breaker created so far (keyed ones included), sorted by name.
+    /// Removes the plain breaker named `name` and returns it; publishes
+    /// [`RegistryEvent::Removed`]. Whoever holds it keeps a working, detached breaker (see the
+    /// type's docs); the next `breaker(name)` makes a fresh one from the registry's config.
+    pub fn remove(&self, name: &str) -> Option<CircuitBreaker> {
+        let removed = self.inner.breakers.get(name)?.lock().take()?;
+        removed.shared.detached.store(true, Ordering::Relaxed);
+        self.inner.hooks.run(&RegistryEvent::Removed(&removed));
+        Some(removed)
+    }
+
+    /// Resilience4j's `CircuitBreakerRegistry.replace`: if a plain breaker named `name`
+    /// exists, a new CLOSED breaker with `config` takes the name, and the old one is returned;
+    /// otherwise nothing changes and `None` is returned. Publishes [`RegistryEvent::Replaced`].
+    ///
+    /// A caller holding a handle to the old breaker keeps it: a working breaker with its
+    /// state, counts, listeners and old config, detached from the registry (its events no
+    /// longer reach the registry's listeners or the metrics export). `find` and `breaker`
+    /// return the new one; so does the attribute's call site from its next call. The new
+    /// breaker runs with `config` until it is removed or replaced; [`config_for`] goes on
+    /// answering what the registry was built with, the config a breaker of that name is
+    /// created with.
+    ///
+    /// [`config_for`]: Registry::config_for
+    pub fn replace(&self, name: &str, config: Config) -> Option<CircuitBreaker> {
+        let mut current = self.inner.breakers.get(name)?.lock();
+        let old = current.take()?;
+        let new = CircuitBreaker::with_env(name, config, Arc::clone(&self.inner.env));
+        *current = Some(new.clone());
+        drop(current);
+        old.shared.detached.store(true, Ordering::Relaxed);
+        self.inner.hooks.run(&RegistryEvent::Replaced {
+            old: &old,
+            new: &new,
+        });
+        Some(old)
+    }
+
+    /// Every breaker in the registry (keyed ones included), each once, sorted by configured
+    /// name and then key (a plain breaker before the keyed ones of its name).
     pub fn breakers(&self) -> Vec<CircuitBreaker> {
         let mut all = Vec::with_capacity(self.inner.breakers.len());
-        self.inner.breakers.for_each(|_, b| all.push(b.clone()));
-        self.inner.keyed.for_each_breaker(&mut |b| all.push(b.clone()));
-        all.sort_by(|a, b| a.name().cmp(b.name()));
+        self.inner
+            .breakers
+            .for_each(|_, slot| all.extend(slot.lock().clone()));
+        for group in self.inner.keyed.all() {
+            all.extend(group.breakers());
+        }
+        all.sort_by(|a, b| (a.config_name(), a.key()).cmp(&(b.config_name(), b.key())));
         all
     }
 
-    /// The configuration a breaker named `name` gets: its instance config, else `default`.
+    /// The configuration the plain breaker named `name` is created with: its instance config,
+    /// else `default`.
     pub fn config_for(&self, name: &str) -> &Config {
         self.inner
             .instances
@@ -104,25 +185,58 @@ impl Registry {
             .expect("the builder always sets the default config")
     }
 
+    /// The configuration the keyed breaker (`name`, `key`) is created with: the instance
+    /// config named by its display name `name[key]` (see [`CircuitBreaker::name`]) if there is
+    /// one, else that of `name` ([`config_for`](Registry::config_for)).
+    pub fn config_for_key<K: fmt::Display + ?Sized>(&self, name: &str, key: &K) -> &Config {
+        let display = crate::name::keyed_display(name, &key.to_string());
+        self.inner
+            .instances
+            .get(&display)
+            .unwrap_or_else(|| self.config_for(name))
+    }
+
+    /// The tags for every metric this registry exports (`RegistryBuilder::tag` and the files'
+    /// `resilience4j.circuitbreaker.tags.<name>`), as (label name, value) sorted by name.
+    pub fn tags(&self) -> &[(String, String)] {
+        &self.inner.tags
+    }
+
     /// A shared config by name (`default`, or any other the registry was built with).
     pub fn shared_config(&self, name: &str) -> Option<&Config> {
         self.inner.configs.get(name)
     }
 
-    /// Breakers keyed at run time under `name`: one per distinct key (a provider and model
-    /// pair, a tenant), each configured as `name` and named `name:key`. Calling this again
-    /// with the same name and key type returns the same set.
-    pub fn keyed<K>(&self, name: &str) -> Keyed<K>
-    where
-        K: Hash + Eq + Clone + fmt::Display + Send + Sync + 'static,
-    {
+    /// The breakers keyed at run time under `name`: one per distinct key text (a tenant, a
+    /// provider and model pair), configured as `name` unless an instance entry `name[key]`
+    /// configures that key, and evicted when idle (see [`Keyed`] and [`KeyedLimits`]). Every
+    /// call with the same name returns the same group.
+    pub fn keyed(&self, name: &str) -> Keyed {
         let inner = &*self.inner;
-        inner
-            .keyed
-            .group(name, || self.config_for(name).clone(), &inner.env, &inner.hooks)
+        inner.keyed.group(name, || {
+            let limits = inner
+                .keyed_limits_by_name
+                .get(name)
+                .copied()
+                .unwrap_or(inner.keyed_limits);
+            let genv = GroupEnv {
+                env: Arc::clone(&inner.env),
+                hooks: Arc::clone(&inner.hooks),
+                instances: Arc::clone(&inner.instances),
+            };
+            (self.config_for(name).clone(), limits, genv)
+        })
     }
 
-    /// Calls `listener` for every event of every breaker of this registry.
+    /// Runs every keyed group's sweep now (see [`Keyed::evict_now`]); returns how many
+    /// breakers were evicted. The sweep timers do this on their own; this is for a caller that
+    /// wants it at a moment of its choosing.
+    pub fn evict_idle(&self) -> usize {
+        self.inner.keyed.all().iter().map(Keyed::evict_now).sum()
+    }
+
+    /// Calls `listener` for every event of every breaker in this registry (not of breakers
+    /// that left it: see [`Registry`]'s lifecycle).
     pub fn subscribe<F>(&self, listener: F) -> Subscription
     where
         F: Fn(&Event) + Send + Sync + 'static,
@@ -144,7 +258,8 @@ impl Registry {
     }
 
     /// Timers waiting in the registry's scheduler: at most one per breaker, since a state's
-    /// timer leaves the queue when the state is left.
+    /// timer leaves the queue when the state is left, plus one sweep timer per keyed group
+    /// that has breakers and evicts idle ones.
     pub fn pending_timers(&self) -> usize {
         self.inner.env.scheduler.pending()
     }
@@ -171,4 +286,3 @@ impl WeakRegistry {
         self.inner.upgrade().map(|inner| Registry { inner })
     }
 }
-

@@ -30,6 +30,8 @@ pub(crate) enum TimerAction {
     OpenToHalfOpen,
     /// HALF_OPEN -> the configured state after `max-wait-duration-in-half-open-state`.
     HalfOpenMaxWait,
+    /// A keyed group's sweep for idle breakers (its target is the group, not a breaker).
+    Sweep,
 }
 
 /// What a timer acts on: a breaker, told which of its states set the timer.

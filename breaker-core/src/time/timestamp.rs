@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-/// A point in time: nanoseconds since the Unix epoch, read from a [`Clock`].
+/// A point in time: nanoseconds since the Unix epoch, read from a [`Clock`](crate::Clock).
 ///
 /// Timestamps of the system clock are monotonic: they are anchored to the wall clock once per
 /// process and then advanced by the monotonic clock, so a wall-clock step never makes a call

@@ -11,10 +11,12 @@ impl<T> From<CallNotPermitted> for GenericError<T> {
     }
 }
 
+// The error type must be 'static (the breaker matches it against configured error kinds), so
+// a generic error type carries that bound.
 #[circuit_breaker(name = "pass:generics_where")]
 async fn render<T, const N: usize>(items: [T; N]) -> Result<String, GenericError<T>>
 where
-    T: Display + Send,
+    T: Display + Send + 'static,
 {
     Ok(items
         .iter()
@@ -26,14 +28,14 @@ where
 #[circuit_breaker(name = "pass:generics_where", fallback = "fallback")]
 fn first<T: Clone, E>(items: &[T], err: E) -> Result<T, E>
 where
-    E: std::fmt::Debug + Clone,
+    E: std::fmt::Debug + Clone + 'static,
 {
     items.first().cloned().ok_or_else(|| err.clone())
 }
 
 fn fallback<T: Clone, E>(items: &[T], err: E, _call: CallError<E>) -> Result<T, E>
 where
-    E: std::fmt::Debug + Clone,
+    E: std::fmt::Debug + Clone + 'static,
 {
     items.last().cloned().ok_or(err)
 }

@@ -45,8 +45,8 @@ fn main() {
         .map(|b| b.name().to_owned())
         .collect();
     assert!(
-        names.contains(&"pass:keyed:openai/gpt".to_owned()),
+        names.contains(&"pass:keyed[openai/gpt]".to_owned()),
         "{names:?}"
     );
-    assert!(names.contains(&"pass:keyed_sync:7".to_owned()), "{names:?}");
+    assert!(names.contains(&"pass:keyed_sync[7]".to_owned()), "{names:?}");
 }

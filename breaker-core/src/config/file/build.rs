@@ -10,11 +10,13 @@ use crate::classify::ErrorKind;
 use crate::config::keys::Key;
 use crate::config::{Config, ConfigBuilder, ConfigError};
 
-/// The configs a file defines, built and ready for the registry.
+/// The configs a file defines, built and ready for the registry, and its tags.
 #[derive(Debug, Default)]
 pub(crate) struct Loaded {
     pub(crate) configs: Vec<(String, Config)>,
     pub(crate) instances: Vec<(String, Config)>,
+    /// `tags.<name> = <value>`, checked: (label name, value, line).
+    pub(crate) tags: Vec<(String, String, u32)>,
 }
 
 /// Builds the config of every section of `doc`, in order, each from its `base-config` chain.
@@ -24,7 +26,14 @@ pub(super) fn build_all(
     kinds: &HashMap<String, ErrorKind>,
 ) -> Result<Loaded, LoadError> {
     let mut resolver = Resolver::new(doc, code_configs);
-    let mut loaded = Loaded::default();
+    let mut loaded = Loaded {
+        tags: doc
+            .tags
+            .iter()
+            .map(|t| (t.name.clone(), t.value.clone(), t.line))
+            .collect(),
+        ..Loaded::default()
+    };
     for (s, section) in doc.sections.iter().enumerate() {
         let merged = resolver.merged(s)?;
         let config = build(doc, section, &merged, kinds)?;
@@ -73,6 +82,13 @@ fn apply(
         Key::SlowCallRateThreshold => b.slow_call_rate_threshold(value.percent()),
         Key::SlowCallDurationThreshold => b.slow_call_duration_threshold(value.duration()),
         Key::WaitDurationInOpenState => b.wait_duration_in_open_state(value.duration()),
+        Key::EnableExponentialBackoff => b.enable_exponential_backoff(value.bool()),
+        Key::ExponentialBackoffMultiplier => b.exponential_backoff_multiplier(value.decimal()),
+        Key::ExponentialMaxWaitDurationInOpenState => {
+            b.exponential_max_wait_duration_in_open_state(Some(value.duration()))
+        }
+        Key::EnableRandomizedWait => b.enable_randomized_wait(value.bool()),
+        Key::RandomizedWaitFactor => b.randomized_wait_factor(value.decimal()),
         Key::PermittedNumberOfCallsInHalfOpenState => {
             b.permitted_number_of_calls_in_half_open_state(value.count())
         }

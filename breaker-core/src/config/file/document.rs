@@ -4,8 +4,9 @@ use std::collections::HashMap;
 
 use super::error::{LoadError, LoadErrorKind};
 use super::spelling::{self, Group, Lookup};
-use super::values::{self, Raw, Setting};
+use super::values::{self, Misfit, Raw, Setting};
 use crate::config::keys::Key;
+use crate::config::tags;
 
 /// One `key = value` of a section, checked.
 #[derive(Clone, Debug)]
@@ -40,16 +41,47 @@ pub(super) fn section_title(group: Group, name: &str) -> String {
     format!("{}.{}", group.name(), name)
 }
 
+/// One `tags.<name> = <value>` of a file, checked.
+#[derive(Clone, Debug)]
+pub(super) struct Tag {
+    /// The label name (`-` and `.` made `_`).
+    pub(super) name: String,
+    pub(super) value: String,
+    /// The name as the file spells it.
+    pub(super) raw_name: String,
+    pub(super) line: u32,
+}
+
+/// A key that was skipped although it is almost a breaker key: a misspelt root, or a root
+/// behind an invisible character. Noted once per distinct root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct NearMiss {
+    /// The first line with this root.
+    pub(super) line: u32,
+    /// The root as the file spells it (`resilence4j.circuitbreaker`).
+    pub(super) root: String,
+    /// Why it was skipped, in words.
+    pub(super) why: &'static str,
+    /// How many more keys had the same root.
+    pub(super) more: usize,
+}
+
 /// What the parsers build: the sections of one file, in order of first appearance.
 #[derive(Debug)]
 pub(super) struct Document<'f> {
     pub(super) file: &'f str,
     pub(super) sections: Vec<Section>,
     index: HashMap<(Group, String), usize>,
+    /// `tags.<name>`, in order.
+    pub(super) tags: Vec<Tag>,
     /// Spring-only keys that were read and ignored: (line, key as written).
     pub(super) ignored: Vec<(u32, String)>,
     /// `resilience4j.timelimiter.*.timeout-duration` lines, not read: (line, key as written).
     pub(super) time_limits: Vec<(u32, String)>,
+    /// Keys skipped that look like breaker keys.
+    pub(super) near_misses: Vec<NearMiss>,
+    /// YAML documents skipped because they belong to a Spring profile: (line, profile).
+    pub(super) profiles: Vec<(u32, String)>,
 }
 
 impl<'f> Document<'f> {
@@ -58,9 +90,74 @@ impl<'f> Document<'f> {
             file,
             sections: Vec::new(),
             index: HashMap::new(),
+            tags: Vec::new(),
             ignored: Vec::new(),
             time_limits: Vec::new(),
+            near_misses: Vec::new(),
+            profiles: Vec::new(),
         }
+    }
+
+    /// Notes a skipped key with root `root` that looks like a breaker key.
+    pub(super) fn near_miss(&mut self, line: u32, root: &str, why: &'static str) {
+        match self.near_misses.iter_mut().find(|n| n.root == root) {
+            Some(seen) => seen.more += 1,
+            None => self.near_misses.push(NearMiss {
+                line,
+                root: root.to_owned(),
+                why,
+                more: 0,
+            }),
+        }
+    }
+
+    /// Adds the tag `raw_name = value` (Spring's `resilience4j.circuitbreaker.tags.<name>`),
+    /// checking it as [`tags::check`] does.
+    pub(super) fn tag(&mut self, raw_name: &str, value: &str, line: u32) -> Result<(), LoadError> {
+        let shown = format!("tags.{raw_name}");
+        let (name, value) = tags::check(raw_name, value).map_err(|p| {
+            let bad = if p.part == "name" { raw_name } else { value };
+            self.error(
+                LoadErrorKind::InvalidValue,
+                format!("invalid tag {} `{bad}` in `{shown}`", p.part),
+            )
+            .at(line)
+            .with_key(&shown)
+            .with_value(value)
+            .with_expected(p.expected)
+        })?;
+        if let Some(first) = self.tags.iter().find(|t| t.name == name) {
+            return Err(self
+                .error(
+                    LoadErrorKind::DuplicateKey,
+                    format!(
+                        "tag `{name}` is set twice (first as `tags.{}` on line {})",
+                        first.raw_name, first.line
+                    ),
+                )
+                .at(line)
+                .with_key(&shown)
+                .with_value(&value)
+                .with_expected("each tag at most once (`-` and `.` in a name read as `_`)"));
+        }
+        if self.tags.len() == tags::MAX_TAGS {
+            return Err(self
+                .error(
+                    LoadErrorKind::InvalidValue,
+                    format!("too many tags: `{shown}` is tag {}", tags::MAX_TAGS + 1),
+                )
+                .at(line)
+                .with_key(&shown)
+                .with_value(&value)
+                .with_expected(format!("at most {} tags", tags::MAX_TAGS)));
+        }
+        self.tags.push(Tag {
+            name,
+            value,
+            raw_name: raw_name.to_owned(),
+            line,
+        });
+        Ok(())
     }
 
     /// An error in this file.
@@ -163,17 +260,27 @@ impl<'f> Document<'f> {
                 .with_expected("each key at most once per section"));
         }
         let raw_value = raw.display();
-        let Some(setting) = values::interpret(key.value_kind(), raw) else {
-            return Err(self
-                .error(
-                    LoadErrorKind::InvalidValue,
-                    format!("invalid value `{raw_value}` for `{raw_key}` in {title}"),
-                )
-                .at(line)
-                .in_section(&title)
-                .with_key(raw_key)
-                .with_value(&raw_value)
-                .with_expected(values::expected(key.value_kind())));
+        let setting = match values::interpret(key.value_kind(), raw) {
+            Ok(setting) => setting,
+            Err(misfit) => {
+                let (problem, expected) = match misfit {
+                    Misfit::NotOfKind => (
+                        format!("invalid value `{raw_value}` for `{raw_key}` in {title}"),
+                        values::expected(key.value_kind()),
+                    ),
+                    Misfit::TooLarge => (
+                        format!("value `{raw_value}` for `{raw_key}` in {title} is too large"),
+                        key.largest(),
+                    ),
+                };
+                return Err(self
+                    .error(LoadErrorKind::InvalidValue, problem)
+                    .at(line)
+                    .in_section(&title)
+                    .with_key(raw_key)
+                    .with_value(&raw_value)
+                    .with_expected(expected));
+            }
         };
         self.sections[s].entries.push(Entry {
             key,

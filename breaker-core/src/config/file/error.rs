@@ -10,18 +10,20 @@ use crate::log_safe::LogSafe;
 pub enum LoadErrorKind {
     /// The file could not be read.
     Io,
-    /// The file name ends in neither `.toml` nor `.properties`.
+    /// The file name ends in none of `.toml`, `.properties`, `.yml` and `.yaml`.
     UnknownFormat,
-    /// The file is not UTF-8 text.
+    /// A TOML or YAML file that is not UTF-8 text (`.properties` bytes that are not UTF-8 are
+    /// read as ISO-8859-1).
     NotUtf8,
-    /// Not valid TOML, or a `.properties` line that cannot be read (a bad `\u` escape, a
-    /// malformed key).
+    /// Not valid TOML or YAML, or a `.properties` line that cannot be read (a bad `\u` escape,
+    /// a malformed key).
     Syntax,
     /// A key (or a section) that does not exist.
     UnknownKey,
     /// A Spring key whose behaviour breaker does not have; the message says what to use.
     UnsupportedKey,
-    /// The same key twice in one section (in any spelling).
+    /// The same key twice in one section (in any spelling), the same tag twice, or a key twice
+    /// in one TOML table or YAML mapping.
     DuplicateKey,
     /// A value the key does not accept: a bad duration, a threshold out of range, ...
     InvalidValue,
@@ -104,7 +106,7 @@ impl LoadError {
             file,
             "cannot tell the format from the file name",
         )
-        .with_expected("a file name ending in .toml or .properties")
+        .with_expected("a file name ending in .toml, .properties, .yml or .yaml")
     }
 
     pub(crate) fn io(file: &str, err: &std::io::Error) -> LoadError {

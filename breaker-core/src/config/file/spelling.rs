@@ -17,7 +17,7 @@ const IGNORED: [&str; 4] = [
 ];
 
 /// Spring keys with behaviour breaker does not have: an error that says what to do instead.
-const UNSUPPORTED: [(&str, &str); 12] = [
+const UNSUPPORTED: [(&str, &str); 7] = [
     (
         "record-failure-predicate",
         "breaker cannot load a Java predicate class: register an error kind in code \
@@ -32,26 +32,6 @@ const UNSUPPORTED: [(&str, &str); 12] = [
         "record-result-predicate",
         "breaker cannot load a Java predicate class: classify Ok values in code \
          (the attribute's `result = ...` or Classifier::result)",
-    ),
-    (
-        "enable-exponential-backoff",
-        "breaker waits a fixed wait-duration-in-open-state",
-    ),
-    (
-        "exponential-backoff-multiplier",
-        "breaker waits a fixed wait-duration-in-open-state",
-    ),
-    (
-        "exponential-max-wait-duration-in-open-state",
-        "breaker waits a fixed wait-duration-in-open-state",
-    ),
-    (
-        "enable-randomized-wait",
-        "breaker waits a fixed wait-duration-in-open-state",
-    ),
-    (
-        "randomized-wait-factor",
-        "breaker waits a fixed wait-duration-in-open-state",
     ),
     (
         "initial-state",
@@ -140,6 +120,56 @@ fn distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// The root of every breaker key in Spring's files, in uniform form per element.
+const ROOT: &str = "resilience4j.circuitbreaker";
+
+/// Characters that a line may start with invisibly, so that a key looks right and is not:
+/// no-break spaces, the byte-order mark (a zero-width no-break space), zero-width and
+/// typographic spaces. `java.util.Properties` and YAML treat none of them as white space.
+const INVISIBLE: [char; 17] = [
+    '\u{a0}', '\u{feff}', '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{202f}', '\u{205f}',
+    '\u{3000}', '\u{2000}', '\u{2001}', '\u{2002}', '\u{2003}', '\u{2004}', '\u{2005}', '\u{2009}',
+    '\u{200a}',
+];
+
+/// Why a key that is not read looks like a breaker key, if it does: `key` is a dotted name
+/// (`resilence4j.circuitbreaker.instances.a.b`) whose root is not `resilience4j`. Its root (the
+/// first two elements, as written) is returned with the reason.
+pub(crate) fn near_breaker_key(key: &str) -> Option<(String, &'static str)> {
+    let root_of = |k: &str| k.splitn(3, '.').take(2).collect::<Vec<_>>().join(".");
+    let visible = key.trim_start_matches(INVISIBLE);
+    if visible.len() != key.len() {
+        let u = uniform(visible);
+        if u.starts_with("resilience4j") || near_root(&u) {
+            return Some((
+                root_of(key),
+                "it starts with an invisible character (a no-break space, a byte-order mark \
+                 or a zero-width space): delete the start of the line and type it again",
+            ));
+        }
+        return None;
+    }
+    near_root(&uniform(key)).then(|| {
+        (
+            root_of(key),
+            "its root is not `resilience4j.circuitbreaker` but close to it: a misspelling?",
+        )
+    })
+}
+
+/// Whether the start of `uniform_key` is within two edits of `resilience4j.circuitbreaker`,
+/// without being `resilience4j.`: a misspelt or mistyped root (a letter dropped, swapped or
+/// doubled, a dot lost).
+fn near_root(uniform_key: &str) -> bool {
+    if uniform_key.starts_with("resilience4j.") || uniform_key == "resilience4j" {
+        return false;
+    }
+    let chars: Vec<char> = uniform_key.chars().take(ROOT.len() + 2).collect();
+    (ROOT.len() - 2..=ROOT.len() + 2)
+        .filter(|&n| n <= chars.len())
+        .any(|n| distance(&chars[..n].iter().collect::<String>(), ROOT) <= 2)
+}
+
 /// The two groups of a `resilience4j.circuitbreaker` section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Group {
@@ -214,6 +244,50 @@ mod tests {
             Lookup::Unknown(Some("failure-rate-threshold"))
         );
         assert_eq!(lookup("colour"), Lookup::Unknown(None));
+    }
+
+    #[test]
+    fn near_breaker_keys_are_found() {
+        for near in [
+            "resilence4j.circuitbreaker.instances.a.b",
+            "resilience4j-circuitbreaker.instances.a.b",
+            "Resilience4J_CircuitBreakr.instances.a.b",
+            "resiliance4j.circuitbreaker",
+            "resilience4jcircuitbreaker.instances",
+            "\u{a0}resilience4j.circuitbreaker.instances.a.b",
+            "\u{feff}resilience4j.circuitbreaker.instances.a.b",
+        ] {
+            assert!(near_breaker_key(near).is_some(), "{near:?}");
+        }
+        assert_eq!(
+            near_breaker_key("resilence4j.circuitbreaker.instances.a.b")
+                .unwrap()
+                .0,
+            "resilence4j.circuitbreaker"
+        );
+        for far in [
+            "resilience4j.circuitbreaker.instances.a.b",
+            "resilience4j.retry.instances.a.b",
+            "spring.application.name",
+            "server.port",
+            "management.endpoints.web.exposure.include",
+            "\u{a0}server.port",
+            "",
+        ] {
+            assert_eq!(near_breaker_key(far), None, "{far:?}");
+        }
+    }
+
+    #[test]
+    fn backoff_keys_are_keys() {
+        assert_eq!(
+            lookup("enableExponentialBackoff"),
+            Lookup::Known(Key::EnableExponentialBackoff)
+        );
+        assert_eq!(
+            lookup("randomized_wait_factor"),
+            Lookup::Known(Key::RandomizedWaitFactor)
+        );
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //! record-exceptions = ["ServerError", "Timeout"]
 //! ```
 //!
+//! `[tags]` holds the registry's metric tags (`env = "prod"`).
+//!
 //! The same tables may sit under `[resilience4j.circuitbreaker]`
 //! (`[resilience4j.circuitbreaker.instances.productService]`), as in a Spring `application.yml`
 //! turned into TOML; the rest of such a file (other tables, other Resilience4j modules) is
@@ -50,11 +52,27 @@ impl Lines {
 pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError> {
     let lines = Lines::new(text);
     let root = DeTable::parse(text).map_err(|e| {
-        let mut err = doc.error(
-            LoadErrorKind::Syntax,
-            format!("TOML syntax error: {}", e.message().trim_end()),
-        );
-        if let Some(span) = e.span() {
+        let message = e.message().trim_end();
+        let span = e.span();
+        // The parser's "duplicate key" says which key only through its span.
+        let duplicate = span
+            .clone()
+            .filter(|_| message == "duplicate key")
+            .and_then(|span| text.get(span));
+        let mut err = match duplicate {
+            Some(key) => doc
+                .error(
+                    LoadErrorKind::DuplicateKey,
+                    format!("TOML syntax error: duplicate key `{key}`"),
+                )
+                .with_key(key)
+                .with_expected("each key and table at most once"),
+            None => doc.error(
+                LoadErrorKind::Syntax,
+                format!("TOML syntax error: {message}"),
+            ),
+        };
+        if let Some(span) = span {
             err = err.at(lines.of(span));
         }
         err
@@ -161,8 +179,9 @@ fn table<'t, 'i>(
     }
 }
 
-/// Reads `configs` and `instances` from `t` (the root, or `resilience4j.circuitbreaker`). Other
-/// keys are errors if `strict`, else skipped.
+/// Reads `configs`, `instances` and `tags` from `t` (the root, or
+/// `resilience4j.circuitbreaker`). Other keys are errors if `strict`, else skipped (and the
+/// root's `tags` too: in a file that is not breaker's alone, they are the application's).
 fn read_groups(
     t: &DeTable<'_>,
     prefix: &str,
@@ -172,8 +191,27 @@ fn read_groups(
 ) -> Result<(), LoadError> {
     for (group_key, group_value) in sorted(t) {
         let raw = group_key.get_ref();
+        if spelling::uniform(raw) == "tags" && (strict || !prefix.is_empty()) {
+            read_tags(group_value, group_key, prefix, lines, doc)?;
+            continue;
+        }
         let Some(group) = Group::lookup(raw) else {
+            // The first key under it, for a root misspelt as a whole (`[resilence4j.circuitbreaker]`).
+            let dotted = match group_value.get_ref() {
+                DeValue::Table(inner) => match sorted(inner).first() {
+                    Some((child, _)) => format!("{prefix}{raw}.{}", child.get_ref()),
+                    None => format!("{prefix}{raw}"),
+                },
+                _ => format!("{prefix}{raw}"),
+            };
+            let near = prefix
+                .is_empty()
+                .then(|| spelling::near_breaker_key(&dotted))
+                .flatten();
             if !strict {
+                if let Some((root, why)) = near {
+                    doc.near_miss(lines.of(group_key.span()), &root, why);
+                }
                 continue;
             }
             if !prefix.is_empty() && spelling::uniform(raw) == "circuitbreakeraspectorder" {
@@ -181,15 +219,20 @@ fn read_groups(
                     .push((lines.of(group_key.span()), raw.to_string()));
                 continue;
             }
+            let hint = match near {
+                Some(_) => " (did you mean `resilience4j.circuitbreaker`?)",
+                None => "",
+            };
             return Err(doc
                 .error(
                     LoadErrorKind::UnknownKey,
-                    format!("unknown key `{prefix}{raw}`"),
+                    format!("unknown key `{prefix}{raw}`{hint}"),
                 )
                 .at(lines.of(group_key.span()))
                 .with_key(raw)
                 .with_expected(format!(
-                    "[{prefix}instances.<name>] or [{prefix}configs.<name>] tables"
+                    "[{prefix}instances.<name>], [{prefix}configs.<name>] or [{prefix}tags] \
+                     tables"
                 )));
         };
         let sections = table(group_value, group_key, prefix, lines, doc)?;
@@ -227,6 +270,39 @@ fn read_groups(
     Ok(())
 }
 
+/// The `[tags]` table: each `name = value` a tag (a number or a boolean is its text).
+fn read_tags(
+    value: &Spanned<DeValue<'_>>,
+    key: &Spanned<std::borrow::Cow<'_, str>>,
+    prefix: &str,
+    lines: &Lines,
+    doc: &mut Document<'_>,
+) -> Result<(), LoadError> {
+    let tags = table(value, key, prefix, lines, doc)?;
+    for (name, value) in sorted(tags) {
+        let line = lines.of(name.span());
+        let text = match value.get_ref() {
+            DeValue::String(s) => s.to_string(),
+            DeValue::Integer(i) => i.as_str().to_owned(),
+            DeValue::Float(f) => f.as_str().to_owned(),
+            DeValue::Boolean(b) => b.to_string(),
+            other => {
+                return Err(doc
+                    .error(
+                        LoadErrorKind::InvalidValue,
+                        format!("tag `{}` is {}", name.get_ref(), a(other.type_str())),
+                    )
+                    .at(line)
+                    .with_key(&format!("tags.{}", name.get_ref()))
+                    .with_value(other.type_str())
+                    .with_expected("a string: tags.<name> = \"<value>\""));
+            }
+        };
+        doc.tag(name.get_ref(), &text, line)?;
+    }
+    Ok(())
+}
+
 /// A TOML value as a [`Raw`]: strings, integers, floats, booleans and arrays of strings.
 fn to_raw(
     value: &Spanned<DeValue<'_>>,
@@ -251,11 +327,12 @@ fn to_raw(
         DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
             Ok(n) => Raw::Integer(n),
             Err(_) => {
-                return Err(bad(
-                    "an integer out of range",
-                    value.span(),
-                    i.as_str().to_owned(),
-                ))
+                let what = if i.as_str().starts_with('-') {
+                    "an integer out of range"
+                } else {
+                    "an integer too large for any key"
+                };
+                return Err(bad(what, value.span(), i.as_str().to_owned()));
             }
         },
         DeValue::Float(f) => match f.as_str().parse::<f64>() {

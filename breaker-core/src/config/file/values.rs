@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use crate::config::keys::{self, ValueKind};
+use crate::config::keys::{self, ValueKind, MAX_DURATION};
 use crate::config::SlidingWindowType;
 use crate::state::State;
 
@@ -37,6 +37,7 @@ pub(crate) enum Setting {
     WindowType(SlidingWindowType),
     Count(u32),
     Percent(f32),
+    Decimal(f64),
     Duration(Duration),
     Bool(bool),
     State(State),
@@ -65,6 +66,13 @@ impl Setting {
         match self {
             Setting::Percent(p) => *p,
             other => other.not_a("percentage"),
+        }
+    }
+
+    pub(crate) fn decimal(&self) -> f64 {
+        match self {
+            Setting::Decimal(x) => *x,
+            other => other.not_a("decimal"),
         }
     }
 
@@ -114,6 +122,7 @@ pub(crate) fn expected(kind: ValueKind) -> Cow<'static, str> {
         ValueKind::WindowType => "COUNT_BASED or TIME_BASED",
         ValueKind::Count => "a whole number (for example 10)",
         ValueKind::Percent => return format!("{} (for example 50 or 62.5)", keys::PERCENT).into(),
+        ValueKind::Decimal => "a decimal number (for example 1.5)",
         ValueKind::Duration => {
             "a duration such as 500ms, 10s, 2m, 1h or PT10S \
              (a bare number is milliseconds, as in Spring)"
@@ -122,26 +131,57 @@ pub(crate) fn expected(kind: ValueKind) -> Cow<'static, str> {
         ValueKind::OpenOrClosed => "OPEN or CLOSED",
         ValueKind::Kinds => {
             "a list of error kind names registered in code \
-             (comma-separated in .properties, an array of strings in TOML)"
+             (comma-separated or indexed in .properties, a list or a comma-separated string \
+             in YAML, an array of strings in TOML)"
         }
         ValueKind::Name => "the name of a shared config (configs.<name>)",
     };
     words.into()
 }
 
-/// Checks `raw` against `kind`; `None` if it does not fit (the caller reports [`expected`]).
-pub(crate) fn interpret(kind: ValueKind, raw: &Raw) -> Option<Setting> {
+/// Why a value does not fit its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Misfit {
+    /// Not a value of the kind at all (the caller reports [`expected`]).
+    NotOfKind,
+    /// A value of the kind, too large for any key of it: a whole number past `u32`, a duration
+    /// past [`MAX_DURATION`] (the caller reports the key's largest value).
+    TooLarge,
+}
+
+/// Checks `raw` against `kind`.
+pub(crate) fn interpret(kind: ValueKind, raw: &Raw) -> Result<Setting, Misfit> {
+    use Misfit::NotOfKind;
+    match kind {
+        ValueKind::Count => match raw {
+            Raw::Integer(i) if *i < 0 => Err(NotOfKind),
+            Raw::Integer(i) => u32::try_from(*i)
+                .map(Setting::Count)
+                .map_err(|_| Misfit::TooLarge),
+            Raw::Text(s) => parse_u32(s.trim()).map(Setting::Count),
+            _ => Err(NotOfKind),
+        },
+        ValueKind::Duration => match raw {
+            Raw::Integer(ms) => {
+                let ms = u64::try_from(*ms).map_err(|_| NotOfKind)?;
+                bounded(u128::from(ms) * 1_000_000).map(Setting::Duration)
+            }
+            Raw::Text(s) => parse_duration(s).map(Setting::Duration),
+            _ => Err(NotOfKind),
+        },
+        other => interpret_other(other, raw).ok_or(NotOfKind),
+    }
+}
+
+/// The kinds that are never too large.
+fn interpret_other(kind: ValueKind, raw: &Raw) -> Option<Setting> {
     match kind {
         ValueKind::WindowType => match lenient_enum(text(raw)?).as_str() {
             "countbased" => Some(Setting::WindowType(SlidingWindowType::CountBased)),
             "timebased" => Some(Setting::WindowType(SlidingWindowType::TimeBased)),
             _ => None,
         },
-        ValueKind::Count => match raw {
-            Raw::Integer(i) => u32::try_from(*i).ok().map(Setting::Count),
-            Raw::Text(s) => parse_u32(s.trim()).map(Setting::Count),
-            _ => None,
-        },
+        ValueKind::Count | ValueKind::Duration => unreachable!("read by `interpret`"),
         ValueKind::Percent => {
             let value = match raw {
                 Raw::Integer(i) => *i as f64,
@@ -153,13 +193,16 @@ pub(crate) fn interpret(kind: ValueKind, raw: &Raw) -> Option<Setting> {
             let value = value as f32;
             value.is_finite().then_some(Setting::Percent(value))
         }
-        ValueKind::Duration => match raw {
-            Raw::Integer(ms) => u64::try_from(*ms)
-                .ok()
-                .map(|ms| Setting::Duration(Duration::from_millis(ms))),
-            Raw::Text(s) => parse_duration(s).map(Setting::Duration),
-            _ => None,
-        },
+        ValueKind::Decimal => {
+            let value = match raw {
+                Raw::Integer(i) => *i as f64,
+                Raw::Float(f) => *f,
+                Raw::Text(s) => parse_decimal(s.trim())?,
+                _ => return None,
+            };
+            // Range checks happen when the config is built; here only finiteness.
+            value.is_finite().then_some(Setting::Decimal(value))
+        }
         ValueKind::Bool => match raw {
             Raw::Bool(b) => Some(Setting::Bool(*b)),
             // The words Spring's boolean conversion accepts.
@@ -217,12 +260,21 @@ fn lenient_enum(s: &str) -> String {
         .collect()
 }
 
-fn parse_u32(s: &str) -> Option<u32> {
+/// A whole number; one of more digits than any `u32` is too large, not malformed.
+fn parse_u32(s: &str) -> Result<u32, Misfit> {
     let digits = s.strip_prefix('+').unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+        return Err(Misfit::NotOfKind);
     }
-    digits.parse().ok()
+    digits.parse().map_err(|_| Misfit::TooLarge)
+}
+
+/// The digits of a whole number, read without overflow: more than `u64` holds is too large.
+fn parse_digits(s: &str) -> Result<u64, Misfit> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Misfit::NotOfKind);
+    }
+    s.parse().map_err(|_| Misfit::TooLarge)
 }
 
 /// A plain decimal number (`50`, `62.5`); no exponent, no `inf`/`nan`.
@@ -238,8 +290,8 @@ fn parse_decimal(s: &str) -> Option<f64> {
 
 /// A duration in Spring's two formats: simple (`500ms`, `10s`, `2m`, `1h`, `1d`, `100ns`,
 /// `100us`; a bare number is milliseconds) and ISO-8601 (`PT10S`, `PT0.5S`, `P1DT2H`).
-/// Negative durations are rejected.
-pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
+/// Negative durations are rejected; one longer than [`MAX_DURATION`] is too large.
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, Misfit> {
     let s = s.trim();
     let unsigned = s.strip_prefix('+').unwrap_or(s);
     if unsigned.starts_with(['P', 'p']) {
@@ -249,10 +301,6 @@ pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(unsigned.len());
     let (number, unit) = unsigned.split_at(split);
-    if number.is_empty() || number.len() > 20 {
-        return None;
-    }
-    let n: u64 = number.parse().ok()?;
     let nanos_per_unit: u128 = match unit.to_ascii_lowercase().as_str() {
         "ns" => 1,
         "us" => 1_000,
@@ -261,75 +309,75 @@ pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
         "m" => 60_000_000_000,
         "h" => 3_600_000_000_000,
         "d" => 86_400_000_000_000,
-        _ => return None,
+        _ => return Err(Misfit::NotOfKind),
     };
-    from_nanos(u128::from(n) * nanos_per_unit)
+    let n = parse_digits(number)?;
+    bounded(u128::from(n) * nanos_per_unit)
 }
 
 /// The part after `P` of an ISO-8601 duration, as Java's `Duration.parse` reads it (days,
 /// hours, minutes, seconds with up to 9 decimals), without signs.
-fn parse_iso_duration(rest: &str) -> Option<Duration> {
+fn parse_iso_duration(rest: &str) -> Result<Duration, Misfit> {
+    use Misfit::NotOfKind;
     let upper = rest.to_ascii_uppercase();
     let (date, time) = match upper.split_once('T') {
         Some((date, time)) => {
             if time.is_empty() {
-                return None;
+                return Err(NotOfKind);
             }
             (date, Some(time))
         }
         None => (upper.as_str(), None),
     };
+    // Each part is below 2^64 units of at most a day (2^47 ns): the sum fits in a u128.
     let mut nanos: u128 = 0;
     let mut any = false;
     if !date.is_empty() {
-        let days = date.strip_suffix('D')?;
-        nanos += u128::from(iso_number(days)?) * 86_400_000_000_000;
+        let days = date.strip_suffix('D').ok_or(NotOfKind)?;
+        nanos += u128::from(parse_digits(days)?) * 86_400_000_000_000;
         any = true;
     }
     if let Some(mut time) = time {
         for (unit, scale) in [('H', 3_600_000_000_000u128), ('M', 60_000_000_000)] {
             if let Some(at) = time.find(unit) {
                 let (n, after) = time.split_at(at);
-                nanos += u128::from(iso_number(n)?) * scale;
+                nanos += u128::from(parse_digits(n)?) * scale;
                 time = &after[1..];
                 any = true;
             }
         }
         if !time.is_empty() {
-            let seconds = time.strip_suffix('S')?;
+            let seconds = time.strip_suffix('S').ok_or(NotOfKind)?;
             let (whole, frac) = match seconds.split_once(['.', ',']) {
                 Some((w, f)) => (w, f),
                 None => (seconds, ""),
             };
             if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
+                return Err(NotOfKind);
             }
-            nanos += u128::from(iso_number(whole)?) * 1_000_000_000;
+            nanos += u128::from(parse_digits(whole)?) * 1_000_000_000;
             if !frac.is_empty() {
                 let padded = format!("{frac:0<9}");
-                nanos += padded.parse::<u128>().ok()?;
+                nanos += padded.parse::<u128>().map_err(|_| NotOfKind)?;
             }
             any = true;
         }
     }
     if !any {
-        return None;
+        return Err(NotOfKind);
     }
-    from_nanos(nanos)
+    bounded(nanos)
 }
 
-fn iso_number(s: &str) -> Option<u64> {
-    if s.is_empty() || s.len() > 20 || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+/// `nanos` as a duration, if it is at most [`MAX_DURATION`].
+fn bounded(nanos: u128) -> Result<Duration, Misfit> {
+    if nanos > MAX_DURATION.as_nanos() {
+        return Err(Misfit::TooLarge);
     }
-    s.parse().ok()
-}
-
-fn from_nanos(nanos: u128) -> Option<Duration> {
-    let secs = u64::try_from(nanos / 1_000_000_000).ok()?;
-    // The remainder is below 1e9, so it fits in u32.
+    // At most MAX_DURATION, so the seconds fit in u64; the remainder is below 1e9.
+    let secs = (nanos / 1_000_000_000) as u64;
     let sub = (nanos % 1_000_000_000) as u32;
-    Some(Duration::new(secs, sub))
+    Ok(Duration::new(secs, sub))
 }
 
 #[cfg(test)]
@@ -338,7 +386,7 @@ mod tests {
 
     #[test]
     fn durations_read_like_spring() {
-        let ok = |s: &str, d: Duration| assert_eq!(parse_duration(s), Some(d), "{s}");
+        let ok = |s: &str, d: Duration| assert_eq!(parse_duration(s), Ok(d), "{s}");
         ok("10s", Duration::from_secs(10));
         ok("500ms", Duration::from_millis(500));
         ok("2m", Duration::from_secs(120));
@@ -354,49 +402,54 @@ mod tests {
         ok("P1DT2H", Duration::from_secs(86_400 + 7200));
         ok("0s", Duration::ZERO);
         for bad in [
-            "",
-            "s",
-            "-1s",
-            "1.5s",
-            "10 s",
-            "10sec",
-            "P",
-            "PT",
-            "PT1X",
-            "P1H",
-            "1e3",
-            "99999999999999999999999d",
+            "", "s", "-1s", "1.5s", "10 s", "10sec", "P", "PT", "PT1X", "P1H", "1e3",
         ] {
-            assert_eq!(parse_duration(bad), None, "{bad}");
+            assert_eq!(parse_duration(bad), Err(Misfit::NotOfKind), "{bad}");
+        }
+        ok("36500d", MAX_DURATION);
+        for large in [
+            "36501d",
+            "999999999999d",
+            "99999999999999999999s",
+            "99999999999999999999999d",
+            "PT99999999999999999999S",
+            "P36501D",
+        ] {
+            assert_eq!(parse_duration(large), Err(Misfit::TooLarge), "{large}");
         }
     }
 
     #[test]
     fn numbers_and_enums_are_lenient_as_spring_is() {
         let count = |raw: Raw| interpret(ValueKind::Count, &raw);
-        assert_eq!(count(Raw::Text(" 10 ".into())), Some(Setting::Count(10)));
-        assert_eq!(count(Raw::Integer(10)), Some(Setting::Count(10)));
-        assert_eq!(count(Raw::Integer(-1)), None);
-        assert_eq!(count(Raw::Text("1.0".into())), None);
-        assert_eq!(count(Raw::Text("4294967296".into())), None);
+        assert_eq!(count(Raw::Text(" 10 ".into())), Ok(Setting::Count(10)));
+        assert_eq!(count(Raw::Integer(10)), Ok(Setting::Count(10)));
+        assert_eq!(count(Raw::Integer(-1)), Err(Misfit::NotOfKind));
+        assert_eq!(count(Raw::Text("1.0".into())), Err(Misfit::NotOfKind));
+        assert_eq!(count(Raw::Text("4294967296".into())), Err(Misfit::TooLarge));
+        assert_eq!(count(Raw::Integer(4_294_967_296)), Err(Misfit::TooLarge));
         let window = |s: &str| interpret(ValueKind::WindowType, &Raw::Text(s.into()));
         for s in ["COUNT_BASED", "count-based", "countBased"] {
             assert_eq!(
                 window(s),
-                Some(Setting::WindowType(SlidingWindowType::CountBased))
+                Ok(Setting::WindowType(SlidingWindowType::CountBased))
             );
         }
-        assert_eq!(window("SLIDING"), None);
+        assert_eq!(window("SLIDING"), Err(Misfit::NotOfKind));
         let percent = |s: &str| interpret(ValueKind::Percent, &Raw::Text(s.into()));
-        assert_eq!(percent("62.5"), Some(Setting::Percent(62.5)));
-        assert_eq!(percent("NaN"), None);
-        assert_eq!(percent("1e2"), None);
+        assert_eq!(percent("62.5"), Ok(Setting::Percent(62.5)));
+        assert_eq!(percent("NaN"), Err(Misfit::NotOfKind));
+        assert_eq!(percent("1e2"), Err(Misfit::NotOfKind));
+        let decimal = |s: &str| interpret(ValueKind::Decimal, &Raw::Text(s.into()));
+        assert_eq!(decimal("1.5"), Ok(Setting::Decimal(1.5)));
+        assert_eq!(decimal("2"), Ok(Setting::Decimal(2.0)));
+        assert_eq!(decimal("inf"), Err(Misfit::NotOfKind));
         let kinds = |s: &str| interpret(ValueKind::Kinds, &Raw::Text(s.into()));
         assert_eq!(
             kinds("a, b"),
-            Some(Setting::Kinds(vec!["a".into(), "b".into()]))
+            Ok(Setting::Kinds(vec!["a".into(), "b".into()]))
         );
-        assert_eq!(kinds(""), Some(Setting::Kinds(vec![])));
-        assert_eq!(kinds("a,,b"), None);
+        assert_eq!(kinds(""), Ok(Setting::Kinds(vec![])));
+        assert_eq!(kinds("a,,b"), Err(Misfit::NotOfKind));
     }
 }

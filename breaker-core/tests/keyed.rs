@@ -1,0 +1,386 @@
+//! Keyed breakers: identified by (name, key text) with a display name no other breaker can
+//! have, found through their group, configured per key from code and files, and evicted when
+//! idle (never while OPEN in its wait, HALF_OPEN or FORCED_OPEN), all on a manual clock.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use breaker_core::{
+    CircuitBreaker, Config, Format, KeyedLimits, ManualClock, Registry, RegistryEvent, State,
+};
+
+fn config(size: u32) -> Config {
+    Config::builder()
+        .sliding_window_size(size)
+        .minimum_number_of_calls(size)
+        .wait_duration_in_open_state(Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
+
+fn trip(b: &CircuitBreaker) {
+    while b.state() == State::Closed {
+        let _ = b.call_sync(|| Err::<(), _>("503"));
+    }
+}
+
+/// What the registry's hooks heard, as `+name`, `-name` and `name->name`.
+fn changes(registry: &Registry) -> Arc<Mutex<Vec<String>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    registry.on_registry_event(move |event| {
+        let line = match event {
+            RegistryEvent::Added(b) => format!("+{}", b.name()),
+            RegistryEvent::Removed(b) => format!("-{}", b.name()),
+            RegistryEvent::Replaced { old, new } => format!("{}->{}", old.name(), new.name()),
+            _ => "?".to_owned(),
+        };
+        log.lock().unwrap().push(line);
+    });
+    seen
+}
+
+fn names(breakers: &[CircuitBreaker]) -> Vec<String> {
+    breakers.iter().map(|b| b.name().to_owned()).collect()
+}
+
+#[test]
+fn a_key_is_its_text_whatever_its_type() {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .default_config(config(2))
+        .build();
+    let by_name = registry.keyed("tenantProducts").get("42");
+    trip(&by_name);
+    // The same tenant reached by its number is the same, OPEN breaker.
+    let by_id = registry.keyed("tenantProducts").get(&42u64);
+    assert!(by_id.ptr_eq(&by_name));
+    assert_eq!(by_id.state(), State::Open);
+    assert_eq!(by_id.name(), "tenantProducts[42]");
+    assert_eq!(by_id.config_name(), "tenantProducts");
+    assert_eq!(by_id.key(), Some("42"));
+    assert_eq!(registry.keyed("tenantProducts").len(), 1);
+    assert_eq!(names(&registry.breakers()), ["tenantProducts[42]"]);
+}
+
+#[test]
+fn display_names_never_collide() {
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let keyed = registry.keyed("t").get("a:b");
+    let other = registry.keyed("t:a").get("b");
+    assert!(!keyed.ptr_eq(&other));
+    assert_ne!(keyed.name(), other.name());
+    assert_eq!((keyed.name(), other.name()), ("t[a:b]", "t:a[b]"));
+    // A plain name written like a keyed one is a plain breaker with a name of its own.
+    let plain = registry.breaker("tenantProducts[42]");
+    let keyed = registry.keyed("tenantProducts").get(&42);
+    assert!(!plain.ptr_eq(&keyed));
+    assert_eq!(plain.name(), "tenantProducts\\[42]");
+    assert_eq!(plain.key(), None);
+    // Keys that hold the delimiters.
+    let tricky = registry.keyed("t").get("x][y\\");
+    assert_eq!(tricky.name(), "t[x\\][y\\\\]");
+    assert_eq!(tricky.key(), Some("x][y\\"));
+    let all = registry.breakers();
+    let mut distinct = names(&all);
+    distinct.dedup();
+    assert_eq!(distinct.len(), all.len(), "{distinct:?}");
+}
+
+#[test]
+fn lookups_by_name_answer_for_exactly_one_breaker() {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .instance("tenantProducts", config(3))
+        .build();
+    let keyed = registry.keyed("tenantProducts");
+    let acme = keyed.get("acme");
+    keyed.get("zeta");
+    // `find` is the plain breaker of that name only: there is none.
+    assert!(registry.find("tenantProducts").is_none());
+    assert!(registry.find("tenantProducts[acme]").is_none());
+    assert!(registry.find("tenantProducts:acme").is_none());
+    assert!(keyed.find("acme").unwrap().ptr_eq(&acme));
+    assert!(keyed.find("nobody").is_none(), "find never creates");
+    assert_eq!(keyed.len(), 2);
+    // Listed once each, by name and then key, the plain breaker first.
+    registry.breaker("tenantProducts");
+    registry.breaker("alpha");
+    assert_eq!(
+        names(&registry.breakers()),
+        [
+            "alpha",
+            "tenantProducts",
+            "tenantProducts[acme]",
+            "tenantProducts[zeta]"
+        ]
+    );
+    assert_eq!(
+        names(&keyed.breakers()),
+        ["tenantProducts[acme]", "tenantProducts[zeta]"]
+    );
+}
+
+#[test]
+fn per_key_config_from_code_wins_over_the_name() {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .instance("tenantProducts", config(3))
+        .keyed_instance("tenantProducts", "acme", config(7))
+        .build();
+    let keyed = registry.keyed("tenantProducts");
+    assert_eq!(keyed.get("acme").config().sliding_window_size(), 7);
+    assert_eq!(keyed.get("other").config().sliding_window_size(), 3);
+    assert_eq!(
+        registry
+            .config_for_key("tenantProducts", "acme")
+            .sliding_window_size(),
+        7
+    );
+    assert_eq!(
+        registry
+            .config_for_key("tenantProducts", &42)
+            .sliding_window_size(),
+        3
+    );
+    // `config_for` is the plain breaker's: the keyed entry is not it.
+    assert_eq!(
+        registry.config_for("tenantProducts").sliding_window_size(),
+        3
+    );
+    assert_eq!(
+        registry
+            .config_for("tenantProducts[acme]")
+            .sliding_window_size(),
+        7,
+        "the entry is named by the display name"
+    );
+}
+
+fn per_key_config_from(format: Format, text: &str) {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .load_str(format, "app", text)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .build();
+    let keyed = registry.keyed("tenantProducts");
+    let acme = keyed.get("acme");
+    assert_eq!(acme.config().failure_rate_threshold(), 10.0);
+    assert_eq!(
+        acme.config().sliding_window_size(),
+        20,
+        "from the name's entry"
+    );
+    let dotted = keyed.get("eu.acme");
+    assert_eq!(dotted.config().failure_rate_threshold(), 20.0);
+    let other = keyed.get("globex");
+    assert_eq!(other.config().failure_rate_threshold(), 50.0);
+    assert_eq!(other.config().sliding_window_size(), 20);
+}
+
+#[test]
+fn per_key_config_from_toml() {
+    per_key_config_from(
+        Format::Toml,
+        r#"
+[configs.default]
+sliding-window-size = 20
+
+[instances."tenantProducts[acme]"]
+failure-rate-threshold = 10
+
+[instances."tenantProducts[eu.acme]"]
+failure-rate-threshold = 20
+
+[instances.tenantProducts]
+failure-rate-threshold = 50
+"#,
+    );
+}
+
+#[test]
+fn per_key_config_from_properties() {
+    per_key_config_from(
+        Format::Properties,
+        "resilience4j.circuitbreaker.configs.default.sliding-window-size=20\n\
+         resilience4j.circuitbreaker.instances.tenantProducts[acme].failure-rate-threshold=10\n\
+         resilience4j.circuitbreaker.instances.tenantProducts[eu.acme].failure-rate-threshold=20\n\
+         resilience4j.circuitbreaker.instances.tenantProducts.failure-rate-threshold=50\n",
+    );
+    // A shared config takes no key.
+    let err = Registry::builder()
+        .load_str(
+            Format::Properties,
+            "app.properties",
+            "resilience4j.circuitbreaker.configs.default[x].sliding-window-size=20",
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("only an instance takes a key"),
+        "{err}"
+    );
+}
+
+#[test]
+fn removing_a_key_detaches_its_breaker_and_the_next_lookup_makes_a_fresh_one() {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .default_config(config(2))
+        .build();
+    let seen = changes(&registry);
+    let keyed = registry.keyed("llm");
+    let old = keyed.get("openai");
+    trip(&old);
+    let removed = keyed.remove("openai").unwrap();
+    assert!(removed.ptr_eq(&old) && old.is_detached());
+    assert!(keyed.remove("openai").is_none());
+    // The holder's breaker works on: still OPEN, still rejecting.
+    assert!(old
+        .call_sync(|| Ok::<_, ()>(()))
+        .unwrap_err()
+        .is_not_permitted());
+    let fresh = keyed.get("openai");
+    assert!(!fresh.ptr_eq(&old) && !fresh.is_detached());
+    assert_eq!(fresh.state(), State::Closed);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["+llm[openai]", "-llm[openai]", "+llm[openai]"]
+    );
+}
+
+fn evicting(clock: &ManualClock, limits: KeyedLimits, config: Config) -> Registry {
+    Registry::builder()
+        .clock(clock.clone())
+        .default_config(config)
+        .keyed_limits(limits)
+        .build()
+}
+
+#[test]
+fn idle_breakers_are_evicted_by_the_sweep_timer() {
+    let clock = ManualClock::new();
+    let limits = KeyedLimits::unbounded().max_idle(Duration::from_secs(60));
+    let registry = evicting(&clock, limits, config(2));
+    let seen = changes(&registry);
+    let keyed = registry.keyed("tenant");
+    let idle = keyed.get("idle");
+    keyed.get("busy");
+    assert_eq!(
+        registry.pending_timers(),
+        1,
+        "one sweep timer for the group"
+    );
+    for _ in 0..8 {
+        clock.advance(Duration::from_secs(10));
+        keyed.get("busy");
+    }
+    // 80 s: `idle` was last used at 0 and is gone; `busy` stays.
+    assert!(keyed.find("idle").is_none());
+    assert!(idle.is_detached());
+    assert!(keyed.find("busy").is_some());
+    assert!(seen.lock().unwrap().contains(&"-tenant[idle]".to_owned()));
+    // Never before its idle time: a breaker used at 80 s is there at 139 s.
+    keyed.get("late");
+    clock.advance(Duration::from_secs(59));
+    assert!(keyed.find("late").is_some());
+    // And gone within one and a half times it.
+    clock.advance(Duration::from_secs(31));
+    assert!(keyed.find("late").is_none());
+    // An empty group sets no timer.
+    clock.advance(Duration::from_secs(90));
+    assert!(keyed.is_empty());
+    assert_eq!(registry.pending_timers(), 0);
+}
+
+#[test]
+fn open_and_half_open_breakers_are_not_evicted_before_their_wait() {
+    let clock = ManualClock::new();
+    let limits = KeyedLimits::unbounded().max_idle(Duration::from_secs(4));
+    let registry = evicting(&clock, limits, config(2));
+    let keyed = registry.keyed("tenant");
+    let open = keyed.get("open");
+    trip(&open);
+    let half = keyed.get("half");
+    half.transition_to(State::Open).unwrap();
+    half.transition_to(State::HalfOpen).unwrap();
+    let forced = keyed.get("forced");
+    forced.transition_to(State::ForcedOpen).unwrap();
+    keyed.get("closed");
+    // Idle for 8 s, four times over: only CLOSED went; OPEN waits 10 s.
+    clock.advance(Duration::from_secs(8));
+    assert!(keyed.find("closed").is_none());
+    assert!(keyed.find("open").unwrap().ptr_eq(&open));
+    assert_eq!(open.state(), State::Open);
+    // Its wait is over: now it may go, since a fresh breaker lets calls through as it would.
+    clock.advance(Duration::from_secs(4));
+    assert!(keyed.find("open").is_none());
+    assert!(open.is_detached());
+    // HALF_OPEN waits for its trials and FORCED_OPEN was set by hand: both stay.
+    clock.advance(Duration::from_secs(3600));
+    assert!(keyed.find("half").unwrap().ptr_eq(&half));
+    assert!(keyed.find("forced").unwrap().ptr_eq(&forced));
+    assert!(!half.is_detached());
+}
+
+#[test]
+fn a_group_over_its_maximum_evicts_the_least_recently_used() {
+    let clock = ManualClock::new();
+    let limits = KeyedLimits::unbounded().max_breakers(8);
+    let registry = evicting(&clock, limits, config(2));
+    let keyed = registry.keyed("tenant");
+    let open = keyed.get("open");
+    trip(&open);
+    for i in 0..7 {
+        clock.advance(Duration::from_millis(1));
+        keyed.get(&i);
+    }
+    assert_eq!(keyed.len(), 8);
+    clock.advance(Duration::from_millis(1));
+    keyed.get(&0); // used again: the most recent now
+    clock.advance(Duration::from_millis(1));
+    keyed.get("ninth");
+    // Over 8: down to 7 (8 less an eighth), the least recently used first; OPEN stays.
+    assert_eq!(keyed.len(), 7);
+    assert!(keyed.find("open").is_some());
+    assert!(keyed.find(&0).is_some(), "used most recently");
+    assert!(keyed.find("ninth").is_some(), "just made");
+    assert!(keyed.find(&1).is_none() && keyed.find(&2).is_none());
+    // A flood of new keys stays bounded.
+    for i in 0..10_000 {
+        keyed.get(&format!("flood-{i}"));
+        assert!(keyed.len() <= 8);
+    }
+    assert!(keyed.find("open").unwrap().ptr_eq(&open));
+}
+
+#[test]
+fn defaults_bound_every_group_and_can_be_set_per_group() {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .keyed_limits_for("small", KeyedLimits::unbounded().max_breakers(2))
+        .build();
+    assert_eq!(registry.keyed("any").limits(), KeyedLimits::default());
+    assert_eq!(
+        KeyedLimits::default().count_limit(),
+        Some(KeyedLimits::DEFAULT_MAX_BREAKERS)
+    );
+    assert_eq!(
+        KeyedLimits::default().idle_limit(),
+        Some(KeyedLimits::DEFAULT_MAX_IDLE)
+    );
+    let small = registry.keyed("small");
+    for i in 0..10 {
+        small.get(&i);
+    }
+    assert!(small.len() <= 2);
+    let big = registry.keyed("any");
+    for i in 0..1_500 {
+        big.get(&i);
+    }
+    assert!(big.len() <= KeyedLimits::DEFAULT_MAX_BREAKERS);
+    assert_eq!(
+        registry.evict_idle(),
+        0,
+        "nothing idle on a clock that stood still"
+    );
+}

@@ -1,0 +1,113 @@
+//! A breaker that leaves the registry (removed, replaced, evicted) leaves the metrics export at
+//! once, and its series leave a Prometheus scrape once the recorder's idle timeout has passed,
+//! while the series of the breakers still in the registry stay (kept current by `refresh`).
+//!
+//! The idle timeout is metrics-exporter-prometheus's, on its own real clock, so this test waits
+//! for real time, a quarter of a second.
+#![cfg(feature = "metrics")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use breaker_core::{Config, KeyedLimits, ManualClock, MetricsExport, Registry, State};
+use metrics_exporter_prometheus::PrometheusBuilder;
+use metrics_util::MetricKindMask;
+
+const IDLE: Duration = Duration::from_millis(100);
+
+fn series_of(text: &str, name: &str) -> Vec<String> {
+    let label = format!("name=\"{name}\"");
+    text.lines()
+        .filter(|line| line.contains(&label))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_removed_breakers_series_leave_the_scrape() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .default_config(
+            Config::builder()
+                .sliding_window_size(2)
+                .minimum_number_of_calls(2)
+                .build()
+                .unwrap(),
+        )
+        .keyed_limits(KeyedLimits::unbounded().max_idle(Duration::from_secs(60)))
+        .build();
+    let recorder = PrometheusBuilder::new()
+        .idle_timeout(MetricKindMask::ALL, Some(IDLE))
+        .build_recorder();
+    let handle = recorder.handle();
+    let export = MetricsExport::install_with_recorder(&registry, Arc::new(recorder));
+
+    let kept = registry.breaker("kept");
+    let removed = registry.breaker("removed");
+    let replaced = registry.breaker("replaced");
+    let keyed = registry.keyed("tenant");
+    let evicted = keyed.get("idle");
+    for b in [&kept, &removed, &replaced, &evicted] {
+        let _ = b.call_sync(|| Ok::<_, ()>(()));
+    }
+    let _ = kept.call_sync(|| Err::<(), _>("503"));
+    assert_eq!(kept.state(), State::Open);
+    let _ = kept.call_sync(|| Ok::<_, ()>(()));
+    export.refresh();
+    let text = handle.render();
+    for name in ["kept", "removed", "replaced", "tenant[idle]"] {
+        assert!(
+            series_of(&text, name).len() > 20,
+            "{name} is exported:\n{text}"
+        );
+    }
+    assert_eq!(export.len(), 4);
+
+    registry.remove("removed");
+    registry.replace("replaced", Config::default());
+    clock.advance(Duration::from_secs(90)); // the sweep evicts `tenant[idle]`
+    assert!(keyed.find("idle").is_none() && evicted.is_detached());
+    assert_eq!(export.len(), 2, "kept, and the new `replaced`");
+    // The removed breakers' handles are gone; their series stop changing. Calls on a
+    // detached breaker reach the export no more.
+    let _ = removed.call_sync(|| Ok::<_, ()>(()));
+    export.refresh();
+    let before = handle.render();
+    assert!(!series_of(&before, "removed").is_empty(), "not idle yet");
+
+    std::thread::sleep(IDLE * 5 / 2);
+    export.refresh();
+    let after = handle.render();
+    assert!(series_of(&after, "removed").is_empty(), "{after}");
+    assert!(series_of(&after, "tenant[idle]").is_empty(), "{after}");
+    // The breakers in the registry keep their gauges and counters.
+    let kept_series = series_of(&after, "kept");
+    assert!(
+        kept_series
+            .iter()
+            .any(|l| l == "resilience4j_circuitbreaker_state{name=\"kept\",state=\"open\"} 1"),
+        "{after}"
+    );
+    assert!(
+        kept_series.iter().any(|l| l.starts_with(
+            "resilience4j_circuitbreaker_not_permitted_calls_total{kind=\"not_permitted\",name=\"kept\"} 1"
+        )),
+        "{after}"
+    );
+    assert!(
+        series_of(&after, "replaced")
+            .iter()
+            .any(|l| l == "resilience4j_circuitbreaker_state{name=\"replaced\",state=\"closed\"} 1"),
+        "the new `replaced`:\n{after}"
+    );
+    // A breaker whose histogram went idle records again after a refresh.
+    let _ = keyed.get("idle").call_sync(|| Ok::<_, ()>(()));
+    let text = handle.render();
+    assert!(
+        text.contains(
+            "resilience4j_circuitbreaker_calls_seconds_count{kind=\"successful\",name=\"tenant[idle]\"} 1"
+        ),
+        "{text}"
+    );
+}
