@@ -142,9 +142,15 @@ async fn call_call_sync_and_call_with_apply_the_files_kinds() {
     let b = Registry::global().breaker("kinds-api");
     for _ in 0..10 {
         let out = b.call_sync(|| Err::<(), _>(HttpError::Status(409)));
-        assert!(matches!(out, Err(CallError::Failed(HttpError::Status(409)))));
+        assert!(matches!(
+            out,
+            Err(CallError::Failed(HttpError::Status(409)))
+        ));
         let out = b.call(async { Err::<(), _>(HttpError::Status(401)) }).await;
-        assert!(matches!(out, Err(CallError::Failed(HttpError::Status(401)))));
+        assert!(matches!(
+            out,
+            Err(CallError::Failed(HttpError::Status(401)))
+        ));
         let code = Classifier::new().result(|v: &u16| *v == 503);
         let out = b
             .call_with(&code, async { Err::<u16, _>(HttpError::Status(403)) })
@@ -155,7 +161,11 @@ async fn call_call_sync_and_call_with_apply_the_files_kinds() {
     assert_eq!((m.state, m.buffered_calls), (State::Closed, 0), "{m:?}");
     // call_with's own classification still applies on top: an Ok(503) is a failure.
     let code = Classifier::new().result(|v: &u16| *v == 503);
-    let _ = b.call_with(&code, async { Ok::<u16, HttpError>(503) }).await;
-    let _ = b.call_with(&code, async { Ok::<u16, HttpError>(503) }).await;
+    let _ = b
+        .call_with(&code, async { Ok::<u16, HttpError>(503) })
+        .await;
+    let _ = b
+        .call_with(&code, async { Ok::<u16, HttpError>(503) })
+        .await;
     assert_eq!(b.state(), State::Open);
 }

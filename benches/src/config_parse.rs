@@ -88,7 +88,7 @@ fn random_bytes(len: usize) -> Vec<u8> {
 }
 
 fn main() {
-    println!("configuration load time (median; debug or release as cargo builds the bench)\n");
+    println!("configuration load time (the median of several loads of each input)\n");
     println!(
         "{:<22} {:<10} {:<28} {:>9} {:>12} {:>9}",
         "group", "format", "input", "bytes", "median us", "ns/byte"

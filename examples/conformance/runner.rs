@@ -257,9 +257,16 @@ const KEYS: [(&str, &str); 11] = [
     ("half_open_max_wait_to", "OPEN"),
 ];
 
+/// The project's own config keys, beyond Resilience4j's oracle (tests/conformance/FORMAT.md
+/// section 2b): exponential backoff of the wait in OPEN. Echoed on line 0 only when given, so
+/// the oracle's traces are unchanged.
+const BACKOFF_KEYS: [&str; 2] = ["backoff_multiplier", "backoff_max_ms"];
+
 /// The config line: the text of every key's value, as written or the default.
 struct ConfigLine<'a> {
     values: [&'a str; 11],
+    /// `backoff_multiplier` and `backoff_max_ms`, if given.
+    backoff: [Option<&'a str>; 2],
 }
 
 impl<'a> ConfigLine<'a> {
@@ -277,16 +284,21 @@ impl<'a> ConfigLine<'a> {
             None => return Err(error("expected `config`".to_owned())),
         }
         let mut given: [Option<&'a str>; 11] = [None; 11];
+        let mut backoff: [Option<&'a str>; 2] = [None; 2];
         for &token in &line.tokens[1..] {
             let Some((key, value)) = token.split_once('=') else {
                 return Err(error(format!(
                     "config: `{token}` is not `key=value` (no spaces around `=`)"
                 )));
             };
-            let Some(index) = KEYS.iter().position(|(name, _)| *name == key) else {
+            let slot = if let Some(index) = KEYS.iter().position(|(name, _)| *name == key) {
+                &mut given[index]
+            } else if let Some(index) = BACKOFF_KEYS.iter().position(|name| *name == key) {
+                &mut backoff[index]
+            } else {
                 return Err(error(format!("config: unknown key `{key}`")));
             };
-            if given[index].replace(value).is_some() {
+            if slot.replace(value).is_some() {
                 return Err(error(format!("config: key `{key}` given more than once")));
             }
         }
@@ -294,7 +306,7 @@ impl<'a> ConfigLine<'a> {
         for ((slot, value), (_, default)) in values.iter_mut().zip(given).zip(KEYS) {
             *slot = value.unwrap_or(default);
         }
-        Ok(ConfigLine { values })
+        Ok(ConfigLine { values, backoff })
     }
 
     /// The values, parsed and checked against FORMAT.md section 2.
@@ -336,6 +348,14 @@ impl<'a> ConfigLine<'a> {
             auto_half_open,
             max_wait: millis(parse_int(max_wait_ms, "half_open_max_wait_ms")?),
             max_wait_to,
+            backoff_multiplier: match self.backoff[0] {
+                Some(token) => Some(f64::from(parse_dec(token, "backoff_multiplier")?)),
+                None => None,
+            },
+            backoff_max: match self.backoff[1] {
+                Some(token) => Some(millis(parse_positive_int(token, "backoff_max_ms")?)),
+                None => None,
+            },
         })
     }
 
@@ -354,14 +374,22 @@ impl<'a> ConfigLine<'a> {
             .automatic_transition_from_open_to_half_open_enabled(s.auto_half_open)
             .max_wait_duration_in_half_open_state(s.max_wait)
             .transition_to_state_after_wait_duration(s.max_wait_to)
+            .enable_exponential_backoff(s.backoff_multiplier.is_some())
+            .exponential_backoff_multiplier(s.backoff_multiplier.unwrap_or(1.5))
+            .exponential_max_wait_duration_in_open_state(s.backoff_max)
             .build()
             .map_err(|e| format!("config: breaker rejects it: {e}"))
     }
 
-    /// Line 0's echo: all 11 keys in table order.
+    /// Line 0's echo: all 11 keys in table order, then the backoff keys that were given.
     fn echo(&self) -> String {
         let mut echo = String::from("config");
-        for ((key, _), value) in KEYS.iter().zip(self.values) {
+        let oracle = KEYS.iter().map(|(key, _)| *key).zip(self.values);
+        let backoff = BACKOFF_KEYS
+            .iter()
+            .zip(self.backoff)
+            .filter_map(|(key, value)| Some((*key, value?)));
+        for (key, value) in oracle.chain(backoff) {
             echo.push(' ');
             echo.push_str(key);
             echo.push('=');
@@ -384,6 +412,8 @@ struct Settings {
     auto_half_open: bool,
     max_wait: Duration,
     max_wait_to: State,
+    backoff_multiplier: Option<f64>,
+    backoff_max: Option<Duration>,
 }
 
 /// An `INT >= 1` that the breaker takes as a `u32`.

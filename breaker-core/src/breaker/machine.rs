@@ -216,10 +216,12 @@ impl Shared {
         let config = &self.config;
         m.phase = match to {
             State::Closed => {
+                m.attempts = 0;
                 m.metrics = StateMetrics::closed(config, now, self.fast.as_ref(), m.id);
                 Phase::Closed
             }
             State::MetricsOnly => {
+                m.attempts = 0;
                 m.metrics = StateMetrics::closed(config, now, self.fast.as_ref(), m.id);
                 Phase::MetricsOnly {
                     reported_failure_rate: false,
@@ -227,8 +229,16 @@ impl Shared {
                 }
             }
             State::Open => {
-                // OPEN keeps the metrics (and the not-permitted count) of the state it came from.
-                let wait = config.wait_duration_in_open_state();
+                // OPEN keeps the metrics (and the not-permitted count) of the state it came from,
+                // and waits as long as its attempt's interval says.
+                m.attempts = m.attempts.saturating_add(1);
+                let interval = config.wait_interval();
+                let uniform = if interval.is_fixed() {
+                    0.0
+                } else {
+                    m.uniform()
+                };
+                let wait = interval.wait(m.attempts, uniform);
                 let retry_after = now.saturating_add(wait);
                 self.retry_after
                     .store(retry_after.unix_nanos(), Ordering::Release);
@@ -258,10 +268,12 @@ impl Shared {
                 }
             }
             State::Disabled => {
+                m.attempts = 0;
                 m.metrics = StateMetrics::empty(config);
                 Phase::Disabled
             }
             State::ForcedOpen => {
+                m.attempts = m.attempts.saturating_add(1);
                 m.metrics = StateMetrics::empty(config);
                 Phase::ForcedOpen
             }

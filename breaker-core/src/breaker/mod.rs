@@ -28,7 +28,6 @@ pub(crate) mod shared;
 pub(crate) mod tag;
 pub(crate) mod warned;
 
-
 /// A circuit breaker. Cloning gives another handle to the same breaker.
 ///
 /// Calls go through [`call`](CircuitBreaker::call), [`call_sync`](CircuitBreaker::call_sync),
@@ -54,7 +53,7 @@ impl CircuitBreaker {
     /// scheduler shared by all such breakers.
     pub fn new(name: &str, config: Config) -> CircuitBreaker {
         static STANDALONE: once_cell::sync::Lazy<Arc<Env>> =
-            once_cell::sync::Lazy::new(|| Env::new(Clock::system()));
+            once_cell::sync::Lazy::new(|| Env::new(Clock::system(), None));
         CircuitBreaker::with_env(name, config, Arc::clone(&STANDALONE))
     }
 

@@ -7,10 +7,10 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::log_safe::LogSafe;
 use crate::breaker::metrics::Metrics;
 use crate::breaker::shared::{Machine, Shared};
 use crate::event::{Event, EventKind, TransitionCause};
+use crate::log_safe::LogSafe;
 use crate::sync::AtomicU64;
 use crate::time::timestamp::Timestamp;
 
@@ -90,7 +90,12 @@ impl Shared {
         self.publish(&pending, now);
     }
 
-    pub(crate) fn push_exceeded(&self, pending: &mut Pending, failure: Option<f32>, slow: Option<f32>) {
+    pub(crate) fn push_exceeded(
+        &self,
+        pending: &mut Pending,
+        failure: Option<f32>,
+        slow: Option<f32>,
+    ) {
         if let Some(rate) = failure {
             pending.push(EventKind::FailureRateExceeded { rate });
         }

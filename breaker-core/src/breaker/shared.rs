@@ -29,14 +29,24 @@ pub(crate) struct Env {
     pub(crate) clock: Clock,
     pub(crate) scheduler: Scheduler,
     pub(crate) listeners: Arc<Listeners>,
+    /// The seed of the breakers' random draws (randomized waits in OPEN).
+    pub(crate) seed: u64,
 }
 
 impl Env {
-    pub(crate) fn new(clock: Clock) -> Arc<Env> {
+    /// The registry's environment; without a seed, a different one in every process.
+    pub(crate) fn new(clock: Clock, seed: Option<u64>) -> Arc<Env> {
+        let seed = seed.unwrap_or_else(|| {
+            use std::hash::{BuildHasher, Hasher};
+            std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish()
+        });
         Arc::new(Env {
             scheduler: Scheduler::new(clock.clone()),
             clock,
             listeners: Arc::default(),
+            seed,
         })
     }
 }
@@ -115,6 +125,25 @@ pub(crate) struct Machine {
     /// The timer this state set (OPEN's wait, HALF_OPEN's max wait), until it fires or the
     /// state is left, which removes it from the scheduler's queue.
     pub(crate) timer: Option<TimerKey>,
+    /// Resilience4j's attempt count: OPEN states since the breaker was last CLOSED (entering
+    /// OPEN or FORCED_OPEN adds one, HALF_OPEN keeps it, CLOSED, DISABLED and METRICS_ONLY
+    /// start again from 0). The wait of an OPEN with backoff is that of its attempt.
+    pub(crate) attempts: u32,
+    /// The breaker's random sequence (SplitMix64), for randomized waits.
+    pub(crate) random: u64,
+}
+
+impl Machine {
+    /// A number drawn uniformly from `[0, 1)`, the next of the breaker's sequence.
+    pub(crate) fn uniform(&mut self) -> f64 {
+        self.random = self.random.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.random;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        // The top 53 bits, as a fraction of 2^53.
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
 }
 
 /// The state, with what only that state has.
@@ -185,11 +214,23 @@ impl Shared {
             && config.lock_free_window())
         .then(|| Arc::new(ClosedWindow::new(size)));
         let thresholds = Thresholds::new(&config, config.minimum_number_of_calls());
+        // Each breaker's sequence: the registry's seed mixed with the breaker's name (FNV-1a),
+        // so breakers of one registry do not draw the same waits.
+        let random = identity
+            .name
+            .as_str()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            })
+            ^ env.seed;
         let machine = Machine {
             id: 0,
             phase: Phase::Closed,
             metrics: StateMetrics::closed(&config, now, fast.as_ref(), 0),
             timer: None,
+            attempts: 0,
+            random,
         };
         let registry_listeners = Arc::clone(&env.listeners);
         let clock = env.clock.clone();

@@ -2,16 +2,18 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// A warning a breaker writes at most once.
+/// A warning a breaker writes at most once. (All of them are about `timeout-duration` so far;
+/// the names say which case.)
 #[derive(Clone, Copy, Debug)]
 #[repr(u8)]
+#[allow(clippy::enum_variant_names)]
 pub(crate) enum Warning {
     /// `timeout-duration` is set but an async call ran outside any Tokio runtime.
-    NoRuntimeForTimeout = 1 << 0,
+    TimeoutWithoutRuntime = 1 << 0,
     /// `timeout-duration` is set but the Tokio runtime has no time driver.
-    NoTimeDriverForTimeout = 1 << 1,
+    TimeoutWithoutTimeDriver = 1 << 1,
     /// `timeout-duration` is set but a synchronous call cannot be cancelled.
-    SyncCallWithTimeout = 1 << 2,
+    TimeoutOnSyncCall = 1 << 2,
 }
 
 /// The warnings a breaker has written.

@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use pin_project_lite::pin_project;
 
-use crate::log_safe::LogSafe;
-use crate::breaker::CircuitBreaker;
 use crate::breaker::warned::Warning;
+use crate::breaker::CircuitBreaker;
 use crate::call::permit::Permit;
 use crate::classify::{classify_call, Classify, Outcome};
 use crate::error::{CallError, CallTimedOut};
+use crate::log_safe::LogSafe;
 
 pin_project! {
     /// An async protected call.
@@ -147,11 +147,11 @@ fn start_timer(
     limit: Duration,
 ) -> Option<tokio::task::Unconstrained<tokio::time::Sleep>> {
     let shared = &breaker.shared;
-    if shared.warned.has(Warning::NoTimeDriverForTimeout) {
+    if shared.warned.has(Warning::TimeoutWithoutTimeDriver) {
         return None;
     }
     if tokio::runtime::Handle::try_current().is_err() {
-        if shared.warned.first(Warning::NoRuntimeForTimeout) {
+        if shared.warned.first(Warning::TimeoutWithoutRuntime) {
             tracing::warn!(
                 breaker = %LogSafe(breaker.name()),
                 "timeout-duration is set but an async call runs outside a Tokio runtime: it \
@@ -165,7 +165,7 @@ fn start_timer(
     match catch_unwind(|| tokio::time::sleep(limit)) {
         Ok(sleep) => Some(tokio::task::unconstrained(sleep)),
         Err(_) => {
-            if shared.warned.first(Warning::NoTimeDriverForTimeout) {
+            if shared.warned.first(Warning::TimeoutWithoutTimeDriver) {
                 tracing::warn!(
                     breaker = %LogSafe(breaker.name()),
                     "timeout-duration is set but the Tokio runtime has no time driver \

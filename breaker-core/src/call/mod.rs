@@ -8,12 +8,12 @@
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::log_safe::LogSafe;
 use crate::breaker::warned::Warning;
 use crate::breaker::CircuitBreaker;
 use crate::call::future::Call;
 use crate::classify::{classify_call, Classifier, Classify};
 use crate::error::CallError;
+use crate::log_safe::LogSafe;
 
 pub(crate) mod future;
 pub(crate) mod permit;
@@ -101,7 +101,7 @@ impl CircuitBreaker {
 /// once per breaker.
 #[cold]
 fn untimed_sync_call(breaker: &CircuitBreaker) {
-    if breaker.shared.warned.first(Warning::SyncCallWithTimeout) {
+    if breaker.shared.warned.first(Warning::TimeoutOnSyncCall) {
         tracing::warn!(
             breaker = %LogSafe(breaker.name()),
             "timeout-duration is set but applies to async calls only: a synchronous call cannot \

@@ -154,4 +154,3 @@ impl fmt::Display for Event {
         }
     }
 }
-

@@ -56,12 +56,21 @@ pub struct RegistryBuilder {
     tags: BTreeMap<String, String>,
     keyed_limits: KeyedLimits,
     keyed_limits_by_name: HashMap<String, KeyedLimits>,
+    random_seed: Option<u64>,
 }
 
 impl RegistryBuilder {
     /// The clock for every breaker and timer of the registry (default: the system clock).
     pub fn clock(mut self, clock: impl Into<Clock>) -> Self {
         self.clock = Some(clock.into());
+        self
+    }
+
+    /// The seed of the random draws behind `enable-randomized-wait` (each breaker draws from
+    /// its own sequence, made from this seed and its name). Default: a different seed in every
+    /// process. Set it to make randomized waits repeat, in tests and replays.
+    pub fn random_seed(mut self, seed: u64) -> Self {
+        self.random_seed = Some(seed);
         self
     }
 
@@ -233,7 +242,7 @@ impl RegistryBuilder {
         self.configs.entry(DEFAULT_CONFIG.to_owned()).or_default();
         Registry {
             inner: Arc::new(Inner {
-                env: Env::new(self.clock.unwrap_or_default()),
+                env: Env::new(self.clock.unwrap_or_default(), self.random_seed),
                 configs: self.configs,
                 tags: self.tags.into_iter().collect(),
                 instances: Arc::new(self.instances),

@@ -173,7 +173,10 @@ mod tests {
             // Within one coarse tick plus scheduling slack of the wall clock: timestamps in
             // events are wall time, not an uptime that drifts away from it.
             let skew = last.unix_nanos().abs_diff(before);
-            assert!(skew < 50_000_000, "{clock:?} is {skew} ns off the wall clock");
+            assert!(
+                skew < 50_000_000,
+                "{clock:?} is {skew} ns off the wall clock"
+            );
             for _ in 0..100_000 {
                 let now = clock.now();
                 assert!(now >= last, "{clock:?} went back from {last:?} to {now:?}");

@@ -46,4 +46,3 @@ impl Timestamp {
 pub(crate) fn duration_nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
-

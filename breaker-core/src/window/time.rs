@@ -60,4 +60,3 @@ impl TimeWindow {
         self.totals.add(outcome);
     }
 }
-

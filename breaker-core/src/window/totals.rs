@@ -37,4 +37,3 @@ pub(crate) const FAILED: u8 = 0b01;
 pub(crate) const SLOW: u8 = 0b10;
 /// A ring slot that holds no call yet.
 pub(crate) const EMPTY: u8 = 0b100;
-
