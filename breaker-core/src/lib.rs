@@ -81,7 +81,7 @@ pub use crate::event::{Event, EventKind, TransitionCause};
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use crate::export::metrics::MetricsExport;
 pub use crate::registry::builder::RegistryBuilder;
-pub use crate::registry::global::GlobalAlreadySet;
+pub use crate::registry::global::InstallGlobalError;
 pub use crate::registry::hooks::RegistryEvent;
 pub use crate::registry::keyed::{Keyed, KeyedLimits};
 pub use crate::registry::{Registry, WeakRegistry};

@@ -846,6 +846,18 @@ fn child_global_registry() {
             // Too late now: the global registry is in use.
             assert!(Registry::install_global(Registry::new()).is_err());
         }
+        "installed-without-env" => {
+            // The file BREAKER_CONFIG names would be silently ignored: refused, and said so.
+            let err = Registry::install_global(Registry::new()).unwrap_err();
+            assert!(!err.is_already_in_use());
+            assert!(err.to_string().contains("load_env"), "{err}");
+            // Nothing was installed: the global registry then reads the file itself.
+            let global = Registry::try_global().expect("the file is good");
+            assert_eq!(
+                global.config_for("productService"),
+                &product_service_config()
+            );
+        }
         "lazy-kinds" => {
             // The same file read lazily, with no kinds registered: rejected, and the error
             // says how to register them.
@@ -870,6 +882,14 @@ fn child_global_registry() {
 fn global_registry_reads_breaker_config_at_first_use() {
     run_child("good", Some(&data("product_service.properties")));
     run_child("unset", None);
+}
+
+#[test]
+fn installing_a_registry_that_did_not_read_breaker_config_is_refused() {
+    run_child(
+        "installed-without-env",
+        Some(&data("product_service.properties")),
+    );
 }
 
 #[test]

@@ -57,6 +57,8 @@ pub struct RegistryBuilder {
     keyed_limits: KeyedLimits,
     keyed_limits_by_name: HashMap<String, KeyedLimits>,
     random_seed: Option<u64>,
+    /// Whether `load_env` was called (so `install_global` knows `BREAKER_CONFIG` was read).
+    read_config_env: bool,
 }
 
 impl RegistryBuilder {
@@ -230,7 +232,8 @@ impl RegistryBuilder {
     /// Registry::install_global(registry)?;
     /// # Ok(()) }
     /// ```
-    pub fn load_env(self) -> Result<Self, LoadError> {
+    pub fn load_env(mut self) -> Result<Self, LoadError> {
+        self.read_config_env = true;
         match std::env::var_os(CONFIG_ENV) {
             Some(path) if !path.is_empty() => self.load_file(path),
             _ => Ok(self),
@@ -251,6 +254,7 @@ impl RegistryBuilder {
                 keyed_limits: self.keyed_limits,
                 keyed_limits_by_name: self.keyed_limits_by_name,
                 hooks: Arc::default(),
+                read_config_env: self.read_config_env,
             }),
         }
     }

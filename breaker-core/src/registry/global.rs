@@ -5,6 +5,7 @@ use std::fmt;
 use once_cell::sync::OnceCell;
 
 use crate::config::file::{LoadError, CONFIG_ENV};
+use crate::log_safe::LogSafe;
 use crate::registry::Registry;
 
 static GLOBAL: OnceCell<Registry> = OnceCell::new();
@@ -12,29 +13,46 @@ static GLOBAL: OnceCell<Registry> = OnceCell::new();
 /// Why the file named by `BREAKER_CONFIG` was not loaded into the global registry, if it was not.
 static GLOBAL_LOAD_ERROR: OnceCell<LoadError> = OnceCell::new();
 
-/// [`Registry::install_global`] was called after the global registry was already in use.
+/// [`Registry::install_global`] did not install the registry: the global registry was
+/// already in use, or `BREAKER_CONFIG` names a file that the registry did not read.
 #[derive(Debug)]
-pub struct GlobalAlreadySet {
+pub struct InstallGlobalError {
     rejected: Registry,
+    /// `BREAKER_CONFIG`'s value, when that is the reason.
+    config_env: Option<std::ffi::OsString>,
 }
 
-impl GlobalAlreadySet {
+impl InstallGlobalError {
     /// The registry that was not installed.
     pub fn into_registry(self) -> Registry {
         self.rejected
     }
-}
 
-impl fmt::Display for GlobalAlreadySet {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(
-            "the global breaker registry is already in use; install it before the first \
-             protected call or Registry::global()",
-        )
+    /// Whether the global registry was already in use (else: `BREAKER_CONFIG` was not read).
+    pub fn is_already_in_use(&self) -> bool {
+        self.config_env.is_none()
     }
 }
 
-impl std::error::Error for GlobalAlreadySet {}
+impl fmt::Display for InstallGlobalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.config_env {
+            None => f.write_str(
+                "the global breaker registry is already in use; install it before the first \
+                 protected call or Registry::global()",
+            ),
+            Some(path) => write!(
+                f,
+                "{CONFIG_ENV} names `{}`, but the registry being installed did not read it: \
+                 build it with RegistryBuilder::load_env() to use the file, or unset \
+                 {CONFIG_ENV}",
+                LogSafe(&path.to_string_lossy())
+            ),
+        }
+    }
+}
+
+impl std::error::Error for InstallGlobalError {}
 
 impl Registry {
     /// The process-wide registry that `#[circuit_breaker]` uses.
@@ -93,10 +111,31 @@ impl Registry {
 
     /// Makes `registry` the global one. Fails, handing the registry back, if the global
     /// registry was already installed or used, so a configuration can never be silently
-    /// ignored by breakers that already exist.
-    pub fn install_global(registry: Registry) -> Result<(), GlobalAlreadySet> {
-        GLOBAL
-            .set(registry)
-            .map_err(|rejected| GlobalAlreadySet { rejected })
+    /// ignored by breakers that already exist; and if `BREAKER_CONFIG` ([`CONFIG_ENV`]) is set
+    /// but the registry did not read it ([`RegistryBuilder::load_env`]), so that the file a
+    /// deployment points at is never silently ignored either: build the registry with
+    /// `load_env()` (code and file together), or unset the variable.
+    ///
+    /// [`RegistryBuilder::load_env`]: crate::RegistryBuilder::load_env
+    pub fn install_global(registry: Registry) -> Result<(), InstallGlobalError> {
+        if GLOBAL.get().is_some() {
+            return Err(InstallGlobalError {
+                rejected: registry,
+                config_env: None,
+            });
+        }
+        match std::env::var_os(CONFIG_ENV) {
+            Some(path) if !path.is_empty() && !registry.inner.read_config_env => {
+                return Err(InstallGlobalError {
+                    rejected: registry,
+                    config_env: Some(path),
+                });
+            }
+            _ => {}
+        }
+        GLOBAL.set(registry).map_err(|rejected| InstallGlobalError {
+            rejected,
+            config_env: None,
+        })
     }
 }

@@ -65,6 +65,8 @@ pub(crate) struct Inner {
     pub(crate) keyed_limits_by_name: HashMap<String, KeyedLimits>,
     /// Run for every change to the set of breakers.
     pub(crate) hooks: Arc<Hooks>,
+    /// Whether the builder read `BREAKER_CONFIG` (`load_env`).
+    pub(crate) read_config_env: bool,
 }
 
 /// The slot of one plain name: the breaker that has it now, if any. The lock is the name's
