@@ -18,6 +18,7 @@ use crate::breaker::CircuitBreaker;
 use crate::concurrent_map::ConcurrentMap;
 use crate::event::listeners::Subscription;
 use crate::event::{Event, EventKind, TransitionCause};
+use crate::log_safe::LogSafe;
 use crate::registry::{Registry, WeakRegistry};
 use crate::state::State;
 
@@ -286,7 +287,7 @@ impl Task {
                 for (name, (key, ttl_ms)) in names.iter().zip(&writes) {
                     self.pending.remove(name);
                     Shared::bump(&self.shared.published);
-                    tracing::debug!(target: TARGET, breaker = %name, key = %key, ttl_ms, "breaker: hint published");
+                    tracing::debug!(target: TARGET, breaker = %LogSafe(&name), key = %key, ttl_ms, "breaker: hint published");
                 }
                 Ok(())
             }
@@ -373,7 +374,7 @@ impl Task {
                         Shared::bump(&self.shared.fast_opened);
                         tracing::info!(
                             target: TARGET,
-                            breaker = %breaker.name(),
+                            breaker = %LogSafe(breaker.name()),
                             key = %key,
                             origin = %origin,
                             "breaker: fast-opened by another replica's Redis hint \
@@ -390,7 +391,7 @@ impl Task {
         if let Some(suppressed) = self.throttle.allow(key) {
             tracing::warn!(
                 target: TARGET,
-                breaker = %breaker.name(),
+                breaker = %LogSafe(breaker.name()),
                 key = %key,
                 reason = %bad,
                 suppressed,

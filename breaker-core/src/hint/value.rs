@@ -1,5 +1,7 @@
 //! What a hint is in Redis: its key, made from the breaker's name, and its value.
 
+use crate::log_safe::LogSafe;
+
 /// The longest hint value read; a longer value is ignored (and never transferred whole).
 pub const MAX_HINT_VALUE: usize = 256;
 /// How a hint value starts: the value is `open` or `open <origin>`.
@@ -50,7 +52,10 @@ pub(super) fn parse_value(value: &[u8]) -> Result<String, String> {
         .ok_or_else(|| format!("value does not start with `{HINT_VALUE_TAG}`"))?;
     match rest {
         [] => Ok(String::new()),
-        [b' ', origin @ ..] => Ok(String::from_utf8_lossy(origin).into_owned()),
+        // The origin is text from Redis, written only into log lines: escaped here, so that
+        // no control character from another process (or an attacker with Redis access) reaches
+        // the log.
+        [b' ', origin @ ..] => Ok(LogSafe(&String::from_utf8_lossy(origin)).to_string()),
         _ => Err(format!("value does not start with `{HINT_VALUE_TAG}`")),
     }
 }
@@ -58,6 +63,15 @@ pub(super) fn parse_value(value: &[u8]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hint_origin_reaches_the_log_without_control_characters() {
+        let mut value = format!("{HINT_VALUE_TAG} replica-a").into_bytes();
+        value.extend_from_slice(b"\r\nINFO forged\x1b[31m");
+        let origin = parse_value(&value).unwrap();
+        assert!(!origin.chars().any(char::is_control), "{origin:?}");
+        assert_eq!(origin, "replica-a\\r\\nINFO forged\\u{1b}[31m");
+    }
 
     #[test]
     fn keys_encode_names_injectively_and_safely() {
