@@ -8,10 +8,12 @@
 //!
 //! Three breakers get steady traffic: `productService` (one call in ten fails),
 //! `inventoryService` (healthy) and `creditBureau` (down: it opens within a few calls, then
-//! probes again every two seconds). The metrics go through the `metrics` facade to the
-//! `metrics-exporter-prometheus` recorder; a tiny HTTP server on std's `TcpListener` answers
-//! `GET /metrics` with [`MetricsExport::refresh`] then the recorder's text. Everything stops
-//! after the given number of seconds.
+//! probes again every two seconds). The registry carries two tags, `application` and `zone`
+//! (Spring's `resilience4j.circuitbreaker.tags.*`), which every series carries. The metrics go
+//! through the `metrics` facade to the `metrics-exporter-prometheus` recorder; a tiny HTTP
+//! server on std's `TcpListener` answers `GET /metrics` with the recorder's text. Nothing is
+//! refreshed by hand: the export re-reads every breaker each second on its own. Everything
+//! stops after the given number of seconds.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -21,6 +23,10 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use breaker::{Config, MetricsExport, Registry};
+
+/// The registry's tags, as in `application.properties`:
+/// `resilience4j.circuitbreaker.tags.application=prometheus-demo`.
+pub(crate) const TAGS: [(&str, &str); 2] = [("application", "prometheus-demo"), ("zone", "local")];
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
 /// The running demo: breakers under load, and `/metrics` on `addr`.
@@ -53,12 +59,17 @@ pub(crate) fn start(handle: PrometheusHandle, port: u16) -> std::io::Result<Demo
             .build()
     };
     let to_io = |e: breaker::ConfigError| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
-    let registry = Registry::builder()
+    let mut builder = Registry::builder();
+    for (name, value) in TAGS {
+        builder = builder.tag(name, value).map_err(to_io)?;
+    }
+    let registry = builder
         .instance("productService", config(20, 10).map_err(to_io)?)
         .instance("inventoryService", config(20, 10).map_err(to_io)?)
         .instance("creditBureau", config(10, 2).map_err(to_io)?)
         .build();
-    let export = MetricsExport::install(&registry);
+    // The recorder is installed: the export registers every breaker's series with it.
+    MetricsExport::install(&registry);
 
     let listener = TcpListener::bind(("127.0.0.1", port))?;
     listener.set_nonblocking(true)?;
@@ -96,7 +107,7 @@ pub(crate) fn start(handle: PrometheusHandle, port: u16) -> std::io::Result<Demo
         while !server_stop.load(Ordering::Relaxed) {
             match listener.accept() {
                 Ok((stream, _)) => {
-                    let _ = serve(stream, &export, &handle);
+                    let _ = serve(stream, &handle);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     thread::sleep(Duration::from_millis(5));
@@ -113,11 +124,7 @@ pub(crate) fn start(handle: PrometheusHandle, port: u16) -> std::io::Result<Demo
 }
 
 /// Answers one HTTP/1.1 request: `GET /metrics`, or 404.
-fn serve(
-    stream: TcpStream,
-    export: &MetricsExport,
-    handle: &PrometheusHandle,
-) -> std::io::Result<()> {
+fn serve(stream: TcpStream, handle: &PrometheusHandle) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(Duration::from_secs(2)))?;
     stream.set_write_timeout(Some(Duration::from_secs(2)))?;
@@ -133,7 +140,6 @@ fn serve(
     }
     let mut stream = stream;
     if request_line.starts_with("GET /metrics ") {
-        export.refresh();
         let body = handle.render();
         write!(
             stream,

@@ -1,6 +1,8 @@
 //! The `metrics` export: Resilience4j's Micrometer names and tags, rendered by the Prometheus
 //! exporter, follow every state, call and rejection; keyed breakers and breakers created before
-//! the export are included; concurrent traffic leaves the state gauges on the real state.
+//! the export are included; gauges and the decaying `_max` are fresh without a `refresh()`; a
+//! recorder installed after the export gets every series; concurrent traffic leaves the state
+//! gauges on the real state.
 #![cfg(feature = "metrics")]
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,6 +14,9 @@ use breaker_core::{
     Config, EventKind, ManualClock, MetricsExport, Outcome, Registry, SlidingWindowType, State,
 };
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+
+#[path = "support/logs.rs"]
+mod logs;
 
 /// A registry on a manual clock, exported to a Prometheus recorder of its own.
 fn exported(config: Config) -> (Registry, ManualClock, MetricsExport, PrometheusHandle) {
@@ -206,26 +211,162 @@ fn existing_and_keyed_breakers_are_exported_once() {
     assert_eq!(again.len(), 2);
 }
 
-/// Gauges follow events; a time-based window empties with no event, and `refresh` (before a
-/// scrape) brings the gauges back to the truth.
+/// Gauges are right when scraped, with no event and no `refresh()`: the export re-reads every
+/// breaker each `REFRESH_INTERVAL` of the registry's clock, so a time-based window that empties
+/// with time shows 0 buffered calls at the next refresh. `refresh` does the same at once.
 #[test]
-fn refresh_rereads_windows_that_emptied_with_time() {
+fn gauges_follow_a_window_that_empties_with_time() {
     let config = Config::builder()
         .sliding_window(SlidingWindowType::TimeBased, 10, 100)
         .build()
         .unwrap();
     let (registry, clock, export, handle) = exported(config);
+    // Refreshes at every x.5 s (from the breaker's creation); the window moves at whole seconds.
+    clock.advance(Duration::from_millis(500));
     let b = registry.breaker("reports");
+    assert_eq!(registry.pending_timers(), 1, "the export's refresh timer");
     for _ in 0..3 {
         let _ = b.call_sync(|| Err::<(), _>("down"));
     }
     let failed = "resilience4j_circuitbreaker_buffered_calls{kind=\"failed\",name=\"reports\"}";
+    let rate = "resilience4j_circuitbreaker_failure_rate{name=\"reports\"}";
     assert_eq!(get(&handle, failed), 3.0);
-    clock.advance(Duration::from_secs(60));
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(get(&handle, failed), 3.0, "still in the window");
+    clock.advance(Duration::from_secs(5));
     assert_eq!(b.metrics().failed_calls, 0, "the window moved on");
-    assert_eq!(get(&handle, failed), 3.0, "no event since");
+    assert_eq!(get(&handle, failed), 0.0, "no call, no refresh() since");
+    assert_eq!(get(&handle, rate), -1.0);
+
+    // Between two refreshes, `refresh` makes the gauges exact at once.
+    let _ = b.call_sync(|| Err::<(), _>("down"));
+    clock.advance(Duration::from_millis(9_700));
+    assert_eq!(b.metrics().failed_calls, 0);
+    assert_eq!(
+        get(&handle, failed),
+        1.0,
+        "the window moved 0.2 s ago, after the last refresh"
+    );
     export.refresh();
     assert_eq!(get(&handle, failed), 0.0);
+}
+
+/// `calls_seconds_max`: Micrometer's decaying timer max, a ring of 3 maxima rotated every
+/// minute from the breaker's creation, on the registry's clock: a call is the maximum for 2 to
+/// 3 minutes, then the value decays to the longest call since, or 0.
+#[test]
+fn calls_seconds_max_decays_as_micrometers_timer_max() {
+    let (registry, clock, _export, handle) = exported(small());
+    let b = registry.breaker("search");
+    let record = |outcome, millis| {
+        b.try_acquire()
+            .unwrap()
+            .record(outcome, Duration::from_millis(millis));
+    };
+    let max = |kind: &str| {
+        get(
+            &handle,
+            &format!(
+                "resilience4j_circuitbreaker_calls_seconds_max{{kind=\"{kind}\",name=\"search\"}}"
+            ),
+        )
+    };
+    assert_eq!(
+        (max("successful"), max("failed"), max("ignored")),
+        (0.0, 0.0, 0.0),
+        "from creation"
+    );
+    record(Outcome::Success, 250);
+    record(Outcome::Success, 100);
+    record(Outcome::Failure, 1_500);
+    record(Outcome::Ignored, 40);
+    assert_eq!(
+        (max("successful"), max("failed"), max("ignored")),
+        (0.25, 1.5, 0.04),
+        "at once, without a refresh"
+    );
+    assert_eq!(MetricsExport::CALLS_MAX_ROTATION, Duration::from_secs(60));
+    assert_eq!(MetricsExport::CALLS_MAX_BUFFERS, 3);
+    clock.advance(Duration::from_secs(70)); // rotation 1
+    record(Outcome::Success, 120);
+    assert_eq!(max("successful"), 0.25);
+    clock.advance(Duration::from_secs(109)); // 179 s: rotation 2, the last one of the first calls
+    assert_eq!((max("successful"), max("failed")), (0.25, 1.5));
+    clock.advance(Duration::from_secs(1)); // 180 s: rotation 3, no call made, no refresh()
+    assert_eq!(
+        (max("successful"), max("failed"), max("ignored")),
+        (0.12, 0.0, 0.0),
+        "rotation 0 left the window; rotation 1's call is the maximum now"
+    );
+    clock.advance(Duration::from_secs(60)); // 240 s: rotation 4
+    assert_eq!(max("successful"), 0.0);
+}
+
+/// Issue 14, item 7: an export installed before the recorder warns (once per process), and its
+/// breakers' series reach the recorder once there is one: at once with a second `install`,
+/// and within `REFRESH_INTERVAL` without one. Before the fix, a second `install` returned the
+/// first export untouched and the breakers made earlier were never exported.
+#[test]
+fn a_recorder_installed_after_the_export_gets_every_series() {
+    logs::capture();
+    let warning = ["WARN", "MetricsExport::install found no `metrics` recorder"];
+    let early_registry = Registry::builder()
+        .clock(ManualClock::new())
+        .default_config(small())
+        .build();
+    let _export = MetricsExport::install(&early_registry);
+    let _ = MetricsExport::install(&early_registry);
+    let early = early_registry.breaker("early");
+    let _ = early.call_sync(|| Ok::<_, ()>(()));
+    let later_clock = ManualClock::new();
+    let later_registry = Registry::builder()
+        .clock(later_clock.clone())
+        .default_config(small())
+        .build();
+    let _export = MetricsExport::install(&later_registry);
+    let later = later_registry.breaker("later");
+    for _ in 0..4 {
+        let _ = later.call_sync(|| Err::<(), _>("down"));
+    }
+    assert_eq!(later.state(), State::Open);
+    assert_eq!(
+        logs::lines_with(&warning).len(),
+        1,
+        "{:?}",
+        logs::lines_with(&["WARN"])
+    );
+
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    metrics::set_global_recorder(recorder).expect("the only global recorder of this binary");
+
+    // A second install registers every handle with the recorder in place now.
+    let _ = MetricsExport::install(&early_registry);
+    assert_eq!(state_of(&handle, "early"), [("closed", 1.0)]);
+    let _ = early.call_sync(|| Ok::<_, ()>(()));
+    let successful =
+        "resilience4j_circuitbreaker_calls_seconds_count{kind=\"successful\",name=\"early\"}";
+    assert_eq!(
+        get(&handle, successful),
+        1.0,
+        "the call made before is lost"
+    );
+    let text = handle.render();
+    assert!(
+        text.contains("# HELP resilience4j_circuitbreaker_state "),
+        "{text}"
+    );
+
+    // Without a second install, the export's next refresh does it.
+    assert!(!handle.render().contains("name=\"later\""));
+    later_clock.advance(MetricsExport::REFRESH_INTERVAL);
+    assert_eq!(state_of(&handle, "later"), [("open", 1.0)]);
+    let failed = "resilience4j_circuitbreaker_buffered_calls{kind=\"failed\",name=\"later\"}";
+    assert_eq!(get(&handle, failed), 4.0);
+    assert!(later.try_acquire().is_err());
+    let rejected = "resilience4j_circuitbreaker_not_permitted_calls_total{kind=\"not_permitted\",name=\"later\"}";
+    assert_eq!(get(&handle, rejected), 1.0);
+    assert_eq!(logs::lines_with(&warning).len(), 1, "still one warning");
 }
 
 /// Four threads making `calls` calls each, of a fixed mix of outcomes. With `move_every`, the

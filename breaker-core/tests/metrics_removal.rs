@@ -1,9 +1,11 @@
 //! A breaker that leaves the registry (removed, replaced, evicted) leaves the metrics export at
 //! once, and its series leave a Prometheus scrape once the recorder's idle timeout has passed,
-//! while the series of the breakers still in the registry stay (kept current by `refresh`).
+//! while the series of the breakers still in the registry stay, kept current by the export's own
+//! refresh (every `REFRESH_INTERVAL` of the registry's clock) or by `refresh()`.
 //!
 //! The idle timeout is metrics-exporter-prometheus's, on its own real clock, so this test waits
-//! for real time, a quarter of a second.
+//! for real time, a quarter of a second; the registry's clock is a manual one, advanced by one
+//! refresh interval where a real one would have run the export's refresh.
 #![cfg(feature = "metrics")]
 
 use std::sync::Arc;
@@ -77,7 +79,7 @@ fn a_removed_breakers_series_leave_the_scrape() {
     assert!(!series_of(&before, "removed").is_empty(), "not idle yet");
 
     std::thread::sleep(IDLE * 5 / 2);
-    export.refresh();
+    clock.advance(MetricsExport::REFRESH_INTERVAL); // the export's own refresh, no refresh()
     let after = handle.render();
     assert!(series_of(&after, "removed").is_empty(), "{after}");
     assert!(series_of(&after, "tenant[idle]").is_empty(), "{after}");
@@ -101,7 +103,19 @@ fn a_removed_breakers_series_leave_the_scrape() {
             .any(|l| l == "resilience4j_circuitbreaker_state{name=\"replaced\",state=\"closed\"} 1"),
         "the new `replaced`:\n{after}"
     );
-    // A breaker whose histogram went idle records again after a refresh.
+    // A histogram cannot be touched without a sample: the new `replaced` made no call for the
+    // whole timeout, so the recorder dropped its histograms at that scrape. The next refresh
+    // registers them again, and they count from zero.
+    clock.advance(MetricsExport::REFRESH_INTERVAL);
+    let _ = registry.breaker("replaced").call_sync(|| Ok::<_, ()>(()));
+    let text = handle.render();
+    assert!(
+        text.contains(
+            "resilience4j_circuitbreaker_calls_seconds_count{kind=\"successful\",name=\"replaced\"} 1"
+        ),
+        "{text}"
+    );
+    // An evicted key made again is a new breaker, exported from its creation.
     let _ = keyed.get("idle").call_sync(|| Ok::<_, ()>(()));
     let text = handle.render();
     assert!(

@@ -287,7 +287,7 @@ impl Task {
                 for (name, (key, ttl_ms)) in names.iter().zip(&writes) {
                     self.pending.remove(name);
                     Shared::bump(&self.shared.published);
-                    tracing::debug!(target: TARGET, breaker = %LogSafe(&name), key = %key, ttl_ms, "breaker: hint published");
+                    tracing::debug!(target: TARGET, breaker = %LogSafe(name), key = %key, ttl_ms, "breaker: hint published");
                 }
                 Ok(())
             }

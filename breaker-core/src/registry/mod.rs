@@ -261,7 +261,8 @@ impl Registry {
 
     /// Timers waiting in the registry's scheduler: at most one per breaker, since a state's
     /// timer leaves the queue when the state is left, plus one sweep timer per keyed group
-    /// that has breakers and evicts idle ones.
+    /// that has breakers and evicts idle ones, plus one refresh timer of the metrics export
+    /// (`MetricsExport`, feature `metrics`) while it exports breakers.
     pub fn pending_timers(&self) -> usize {
         self.inner.env.scheduler.pending()
     }

@@ -32,6 +32,9 @@ pub(crate) enum TimerAction {
     HalfOpenMaxWait,
     /// A keyed group's sweep for idle breakers (its target is the group, not a breaker).
     Sweep,
+    /// The metrics export's refresh of every breaker's gauges (its target is the export).
+    #[cfg(feature = "metrics")]
+    MetricsRefresh,
 }
 
 /// What a timer acts on: a breaker, told which of its states set the timer.
