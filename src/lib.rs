@@ -24,6 +24,11 @@ pub use breaker_core::MetricsExport;
 #[doc(inline)]
 pub use breaker_core::hint;
 
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+#[doc(inline)]
+pub use breaker_core::tower;
+
 /// Guards a function with a circuit breaker; see [the attribute's documentation](breaker_macros::circuit_breaker).
 #[cfg(feature = "macros")]
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]

@@ -62,6 +62,9 @@ mod site;
 mod state;
 mod sync;
 mod time;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;
 mod window;
 
 pub use crate::breaker::metrics::Metrics;

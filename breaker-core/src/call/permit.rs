@@ -1,12 +1,21 @@
 //! Permission to make one call, as a value, and the one way every call path gets it.
+//!
+//! A permit is a [`Grant`] (the state that granted it, and when) beside its breaker. The
+//! borrowed [`Permit`] holds `&Shared`; the owned form (feature `tower`, for futures that must
+//! be `'static`) holds the breaker's `Arc`. Both complete, give back and record a panic through
+//! the one `Grant`, and both come from the one [`Shared::acquire`].
 
 use std::any::Any;
 use std::fmt;
 use std::panic::resume_unwind;
+#[cfg(feature = "tower")]
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::breaker::shared::Shared;
 use crate::classify::Outcome;
+#[cfg(feature = "tower")]
+use crate::config::Config;
 use crate::error::CallNotPermitted;
 use crate::state::State;
 use crate::time::timestamp::{duration_nanos, Timestamp};
@@ -29,6 +38,53 @@ impl Shared {
         }
         self.acquire_slow()
     }
+
+    /// [`acquire`](Shared::acquire), for a permit that owns a handle on its breaker: the same
+    /// step, then the breaker's `Arc` is cloned into the permit (a reference count, no
+    /// allocation).
+    #[cfg(feature = "tower")]
+    #[inline(always)]
+    pub(crate) fn acquire_owned(self: &Arc<Shared>) -> Result<OwnedPermit, CallNotPermitted> {
+        let grant = self.acquire()?.into_grant();
+        Ok(OwnedPermit {
+            breaker: Arc::clone(self),
+            grant: Some(grant),
+        })
+    }
+}
+
+/// What a permit is besides its breaker: the id of the state that granted it, and when. Every
+/// way of completing or giving back a permit goes through here, whoever holds the breaker.
+#[derive(Clone, Copy)]
+struct Grant {
+    state_id: u64,
+    start: Timestamp,
+}
+
+impl Grant {
+    fn elapsed(&self, breaker: &Shared) -> Duration {
+        breaker.clock().now().saturating_duration_since(self.start)
+    }
+
+    fn record(self, breaker: &Shared, outcome: Outcome, elapsed: Duration) {
+        let now = breaker.clock().now();
+        breaker.complete(self.state_id, outcome, duration_nanos(elapsed), now);
+    }
+
+    #[inline(always)]
+    fn finish(self, breaker: &Shared, outcome: Outcome) {
+        breaker.finish(self.state_id, self.start, outcome);
+    }
+
+    fn release(self, breaker: &Shared) {
+        breaker.release(self.state_id);
+    }
+
+    #[cold]
+    fn panicked(self, breaker: &Shared, payload: Box<dyn Any + Send>) -> ! {
+        self.finish(breaker, Outcome::Failure);
+        resume_unwind(payload)
+    }
 }
 
 /// Permission to make one call, granted by [`CircuitBreaker::try_acquire`].
@@ -42,45 +98,48 @@ impl Shared {
 #[must_use = "a permit that is dropped at once records nothing; complete it with the call's outcome"]
 pub struct Permit<'a> {
     breaker: &'a Shared,
-    state_id: u64,
-    start: Timestamp,
+    grant: Grant,
 }
 
 impl<'a> Permit<'a> {
     pub(crate) fn new(breaker: &'a Shared, state_id: u64, start: Timestamp) -> Permit<'a> {
         Permit {
             breaker,
-            state_id,
-            start,
+            grant: Grant { state_id, start },
         }
+    }
+
+    /// The grant, with the give-back on drop disarmed: for a caller that completes it.
+    #[inline(always)]
+    fn into_grant(self) -> Grant {
+        let grant = self.grant;
+        // A reference and a `Copy` grant: forgetting leaks nothing.
+        std::mem::forget(self);
+        grant
     }
 
     /// When the permit was granted, on the breaker's clock.
     pub fn started_at(&self) -> Timestamp {
-        self.start
+        self.grant.start
     }
 
     /// Time since the permit was granted, on the breaker's clock.
     pub fn elapsed(&self) -> Duration {
-        self.breaker
-            .clock()
-            .now()
-            .saturating_duration_since(self.start)
+        self.grant.elapsed(self.breaker)
     }
 
     /// Records the call's outcome with a duration measured by the caller.
     pub fn record(self, outcome: Outcome, elapsed: Duration) {
-        let now = self.breaker.clock().now();
-        self.complete(outcome, duration_nanos(elapsed), now);
+        let breaker = self.breaker;
+        self.into_grant().record(breaker, outcome, elapsed);
     }
 
     /// Records the outcome of a call that took the time since the permit was granted (one
     /// clock read).
     #[inline]
     pub fn finish(self, outcome: Outcome) {
-        let (breaker, state_id, start) = (self.breaker, self.state_id, self.start);
-        std::mem::forget(self);
-        breaker.finish(state_id, start, outcome);
+        let breaker = self.breaker;
+        self.into_grant().finish(breaker, outcome);
     }
 
     /// Records a success that took the time since the permit was granted.
@@ -98,14 +157,6 @@ impl<'a> Permit<'a> {
         self.finish(Outcome::Ignored);
     }
 
-    #[inline]
-    fn complete(self, outcome: Outcome, elapsed: u64, now: Timestamp) {
-        // Completed: no give-back on drop.
-        let (breaker, state_id) = (self.breaker, self.state_id);
-        std::mem::forget(self);
-        breaker.complete(state_id, outcome, elapsed, now);
-    }
-
     /// Gives the permit back without recording anything (what dropping it does).
     pub fn release(self) {}
 
@@ -113,14 +164,14 @@ impl<'a> Permit<'a> {
     /// catches a panic of the protected code and hands it here.
     #[cold]
     pub(crate) fn panicked(self, payload: Box<dyn Any + Send>) -> ! {
-        self.failure();
-        resume_unwind(payload)
+        let breaker = self.breaker;
+        self.into_grant().panicked(breaker, payload)
     }
 }
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        self.breaker.release(self.state_id);
+        self.grant.release(self.breaker);
     }
 }
 
@@ -128,7 +179,60 @@ impl fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
             .field("breaker", &self.breaker.name())
-            .field("started_at", &self.start)
+            .field("started_at", &self.grant.start)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A [`Permit`] that holds its breaker by `Arc` rather than by reference, for a call future
+/// that must be `'static` (a `tower::Service`'s). The same grant, completed and given back the
+/// same way; `grant` is `None` once completed, so that dropping it then gives nothing back.
+#[cfg(feature = "tower")]
+pub(crate) struct OwnedPermit {
+    breaker: Arc<Shared>,
+    grant: Option<Grant>,
+}
+
+#[cfg(feature = "tower")]
+impl OwnedPermit {
+    /// The configuration of the breaker that granted the permit (its error kinds).
+    pub(crate) fn config(&self) -> &Config {
+        &self.breaker.config
+    }
+
+    /// Records the outcome of a call that took the time since the permit was granted.
+    #[inline]
+    pub(crate) fn finish(mut self, outcome: Outcome) {
+        if let Some(grant) = self.grant.take() {
+            grant.finish(&self.breaker, outcome);
+        }
+    }
+
+    /// The call panicked: records a failure, then lets the panic go on.
+    #[cold]
+    pub(crate) fn panicked(mut self, payload: Box<dyn Any + Send>) -> ! {
+        match self.grant.take() {
+            Some(grant) => grant.panicked(&self.breaker, payload),
+            None => resume_unwind(payload),
+        }
+    }
+}
+
+#[cfg(feature = "tower")]
+impl Drop for OwnedPermit {
+    fn drop(&mut self) {
+        if let Some(grant) = self.grant.take() {
+            grant.release(&self.breaker);
+        }
+    }
+}
+
+#[cfg(feature = "tower")]
+impl fmt::Debug for OwnedPermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedPermit")
+            .field("breaker", &self.breaker.name())
+            .field("started_at", &self.grant.map(|g| g.start))
             .finish_non_exhaustive()
     }
 }

@@ -1,0 +1,96 @@
+//! A tower [`Layer`](tower_layer::Layer) and [`Service`] around a [`CircuitBreaker`], for axum,
+//! tonic, hyper and any other stack built on `tower::Service` (feature `tower`).
+//!
+//! [`CircuitBreakerLayer`] wraps a service in a [`CircuitBreakerService`]. Each request asks the
+//! breaker for a permit when the service is called: a permitted request runs the inner service
+//! under that permit, and its result is classified and recorded when the response future
+//! finishes; a rejected request fails at once with [`BreakerError::Rejected`], without calling
+//! the inner service.
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use std::future::{ready, Ready};
+//! use std::task::{Context, Poll};
+//!
+//! use breaker_core::tower::{BreakerError, CircuitBreakerLayer};
+//! use breaker_core::{ManualClock, Registry};
+//! use tower_layer::Layer;
+//! use tower_service::Service;
+//!
+//! struct Echo;
+//!
+//! impl Service<u32> for Echo {
+//!     type Response = u32;
+//!     type Error = Infallible;
+//!     type Future = Ready<Result<u32, Infallible>>;
+//!
+//!     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+//!         Poll::Ready(Ok(()))
+//!     }
+//!
+//!     fn call(&mut self, request: u32) -> Self::Future {
+//!         ready(Ok(request))
+//!     }
+//! }
+//!
+//! let registry = Registry::builder().clock(ManualClock::new()).build();
+//! let mut service = CircuitBreakerLayer::from_registry(&registry, "echo").layer(Echo);
+//! let response = service.call(7);
+//! # let response = std::pin::pin!(response);
+//! # let mut cx = Context::from_waker(std::task::Waker::noop());
+//! # let Poll::Ready(response) = std::future::Future::poll(response, &mut cx) else { panic!() };
+//! assert_eq!(response.ok(), Some(7));
+//! # let _: Option<BreakerError<Infallible>> = None;
+//! ```
+//!
+//! # Readiness and rejection
+//!
+//! `poll_ready` only asks the inner service, and rejection happens in `call`, as tower's
+//! `load_shed` fails in `call` with `Overloaded`. Two reasons:
+//!
+//! - A permit taken in `poll_ready` would be held across readiness: a HALF_OPEN trial would be
+//!   kept by a handle that is made ready and then never called (or called much later), and
+//!   every other request would be rejected meanwhile. The permit is taken in `call` and lives
+//!   in the response future, so it is held exactly while the request runs.
+//! - An OPEN breaker answering `Pending` in `poll_ready` would stall callers until the wait is
+//!   over (and needs a timer to wake them); answering `Err` would make tower treat the service
+//!   as failed for good. Failing fast in `call` lets each request be answered at once, and the
+//!   caller map [`BreakerError::Rejected`] to what it wants (for HTTP, a 503).
+//!
+//! When a request is rejected, the inner service was made ready and is not called; its
+//! readiness is kept for the next request on the same handle.
+//!
+//! # Classification
+//!
+//! The result `Result<S::Response, S::Error>` is classified by the same [`Classify`] as the
+//! core's calls, with the breaker's configured `record-exceptions` and `ignore-exceptions`
+//! applied to errors as [`CircuitBreaker::call_with`] applies them. The default,
+//! [`Classifier::new()`](Classifier::new), counts every `Err` as a failure and every response as
+//! a success; [`HttpStatus`] counts a 5xx response as a failure and ignores a 4xx.
+//!
+//! # Cancellation and panics
+//!
+//! A response future dropped before it finishes gives its permit back and records nothing, as
+//! a dropped [`Permit`](crate::Permit) does: a cancelled request never keeps a HALF_OPEN trial.
+//! A panic in the inner future is recorded as a failure, and continues.
+//!
+//! No allocation per request: the permit holds a clone of the breaker's handle (a reference
+//! count), and the response future is one named type that polls the inner future in place.
+//! The configured `timeout-duration` is not applied by the layer yet.
+
+#[cfg(doc)]
+use crate::{CircuitBreaker, Classifier, Classify};
+#[cfg(doc)]
+use tower_service::Service;
+
+pub mod error;
+pub mod future;
+mod layer;
+mod service;
+mod status;
+
+pub use self::error::BreakerError;
+pub use self::future::ResponseFuture;
+pub use self::layer::CircuitBreakerLayer;
+pub use self::service::CircuitBreakerService;
+pub use self::status::HttpStatus;

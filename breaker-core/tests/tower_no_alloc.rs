@@ -1,0 +1,173 @@
+//! No heap allocation per request through the tower layer, in CLOSED, OPEN and HALF_OPEN (a
+//! counting global allocator, per thread, as in `no_alloc.rs`: everything measured runs on the
+//! test's thread, the futures polled in place, the manual clock running no thread).
+#![cfg(feature = "tower")]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::convert::Infallible;
+use std::future::{poll_fn, ready, Future, Ready};
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use breaker_core::tower::{CircuitBreakerLayer, HttpStatus};
+use breaker_core::{Always, Classifier, Config, ManualClock, Registry, State};
+use tower_layer::Layer;
+use tower_service::Service;
+
+struct Counting;
+
+thread_local! {
+    // `const`, and no destructor: reading it never allocates or registers anything.
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count_one() {
+    // `try_with`: a thread being torn down has no counter left, and does not need one.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+// SAFETY: forwards to the system allocator unchanged; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_one();
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations this thread made while running `f`.
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+fn block_on<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+fn request<R, S: Service<R>>(service: &mut S, request: R) -> Result<S::Response, S::Error> {
+    block_on(poll_fn(|cx| service.poll_ready(cx)))?;
+    block_on(service.call(request))
+}
+
+/// A trivial service: odd requests fail.
+#[derive(Clone, Copy)]
+struct Parity;
+
+impl Service<u32> for Parity {
+    type Response = u32;
+    type Error = u32;
+    type Future = Ready<Result<u32, u32>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), u32>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: u32) -> Self::Future {
+        ready(if request.is_multiple_of(2) {
+            Ok(request)
+        } else {
+            Err(request)
+        })
+    }
+}
+
+/// A trivial HTTP service answering 200 with an empty body (`http::Response::new` allocates
+/// nothing for a `()` body and empty headers).
+#[derive(Clone, Copy)]
+struct Okay;
+
+impl Service<()> for Okay {
+    type Response = http::Response<()>;
+    type Error = Infallible;
+    type Future = Ready<Result<http::Response<()>, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, (): ()) -> Self::Future {
+        ready(Ok(http::Response::new(())))
+    }
+}
+
+#[test]
+fn requests_through_the_layer_allocate_nothing() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .default_config(
+            Config::builder()
+                .sliding_window_size(10)
+                .minimum_number_of_calls(10)
+                .failure_rate_threshold(100.0)
+                .wait_duration_in_open_state(Duration::from_secs(60))
+                .permitted_number_of_calls_in_half_open_state(10)
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let layer = CircuitBreakerLayer::from_registry(&registry, "tower-no-alloc");
+    let breaker = layer.breaker().clone();
+    let mut parity = layer.layer(Parity);
+    let mut http = layer.clone().classify(HttpStatus).layer(Okay);
+    let mut ignoring = layer
+        .classify(Classifier::new().ignore(Always))
+        .layer(Parity);
+    // Warm up: the first calls may initialise lazy statics.
+    for i in 0..100 {
+        let _ = request(&mut parity, i);
+        let _ = request(&mut http, ());
+    }
+
+    let closed = allocations_during(|| {
+        for i in 0..10_000 {
+            let _ = request(&mut parity, i);
+            assert!(request(&mut http, ()).is_ok());
+        }
+    });
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(closed, 0, "allocations in CLOSED");
+
+    breaker.transition_to(State::Open).unwrap();
+    let open = allocations_during(|| {
+        for i in 0..10_000 {
+            assert!(request(&mut parity, i).unwrap_err().is_rejected());
+        }
+    });
+    assert_eq!(open, 0, "allocations in OPEN");
+
+    breaker.transition_to(State::HalfOpen).unwrap();
+    // Ignored errors give their trial back, and a dropped future its permit: HALF_OPEN lasts
+    // the whole loop.
+    let half_open = allocations_during(|| {
+        for _ in 0..10_000 {
+            drop(ignoring.call(2));
+            let error = request(&mut ignoring, 1).unwrap_err();
+            assert_eq!(error.into_inner(), Some(1), "the call ran");
+        }
+    });
+    assert_eq!(breaker.state(), State::HalfOpen);
+    assert_eq!(half_open, 0, "allocations in HALF_OPEN");
+}
