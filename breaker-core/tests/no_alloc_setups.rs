@@ -12,12 +12,7 @@
 //! statics, a thread's first timer) and checks that the path it measures really ran (the
 //! outcomes, the events, the log lines).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::future::Future;
-use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use breaker_core::{
@@ -25,59 +20,10 @@ use breaker_core::{
     SlidingWindowType, State,
 };
 
-struct Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-thread_local! {
-    // `const`, and no destructor: reading it never allocates or registers anything.
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    // `try_with`: a thread being torn down has no counter left, and does not need one.
-    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: the caller's contract is passed on unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Allocations made so far by this thread.
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
-
-fn allocations_during(f: impl FnOnce()) -> usize {
-    let before = allocations();
-    f();
-    allocations() - before
-}
-
-fn block_on<F: Future>(f: F) -> F::Output {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
+use counting_alloc::{allocations, allocations_during, block_on};
 
 const CALLS: usize = 1_000;
 

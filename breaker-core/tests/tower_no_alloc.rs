@@ -3,12 +3,9 @@
 //! test's thread, the futures polled in place, the manual clock running no thread).
 #![cfg(feature = "tower")]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::convert::Infallible;
-use std::future::{poll_fn, ready, Future, Ready};
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
+use std::future::{poll_fn, ready, Ready};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use breaker_core::tower::{CircuitBreakerLayer, HttpStatus};
@@ -16,55 +13,10 @@ use breaker_core::{Always, Classifier, Config, ManualClock, Registry, State};
 use tower_layer::Layer;
 use tower_service::Service;
 
-struct Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-thread_local! {
-    // `const`, and no destructor: reading it never allocates or registers anything.
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    // `try_with`: a thread being torn down has no counter left, and does not need one.
-    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: the caller's contract is passed on unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Allocations this thread made while running `f`.
-fn allocations_during(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
-}
-
-fn block_on<F: Future>(f: F) -> F::Output {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
+use counting_alloc::{allocations_during, block_on};
 
 fn request<R, S: Service<R>>(service: &mut S, request: R) -> Result<S::Response, S::Error> {
     block_on(poll_fn(|cx| service.poll_ready(cx)))?;
