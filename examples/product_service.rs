@@ -91,7 +91,12 @@ async fn main() {
             std::process::exit(1);
         }
     };
-    Registry::install_global(registry).expect("installed before the first call");
+    if let Err(err) = Registry::install_global(registry) {
+        // The demo configures its breaker in code: a BREAKER_CONFIG set in the environment
+        // would be ignored, and install_global says so rather than run on the wrong config.
+        eprintln!("{err}");
+        std::process::exit(1);
+    }
     let breaker = Registry::global().breaker("productService");
 
     // Told when the scheduler moves the breaker to HALF_OPEN.
