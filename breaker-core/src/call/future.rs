@@ -12,7 +12,7 @@ use pin_project_lite::pin_project;
 use crate::breaker::warned::Warning;
 use crate::breaker::CircuitBreaker;
 use crate::call::permit::Permit;
-use crate::classify::{classify_call, Classify, Outcome};
+use crate::classify::{Classify, Outcome};
 use crate::error::{CallError, CallTimedOut};
 use crate::log_safe::LogSafe;
 
@@ -114,9 +114,7 @@ where
         if let Poll::Ready(output) = polled {
             let result = (this.map)(output);
             if let Stage::Running(permit) = std::mem::replace(this.stage, Stage::Done) {
-                let config = this.breaker.config();
-                let (record, ignore) = (config.record_exceptions(), config.ignore_exceptions());
-                permit.finish(classify_call(record, ignore, *this.classify, &result));
+                permit.finish(this.breaker.config().classify(*this.classify, &result));
             }
             return Poll::Ready(result.map_err(CallError::Failed));
         }

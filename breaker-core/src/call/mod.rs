@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::breaker::warned::Warning;
 use crate::breaker::CircuitBreaker;
 use crate::call::future::Call;
-use crate::classify::{classify_call, Classifier, Classify};
+use crate::classify::{Classifier, Classify};
 use crate::error::CallError;
 use crate::log_safe::LogSafe;
 
@@ -90,9 +90,7 @@ impl CircuitBreaker {
             Ok(result) => result,
             Err(panic) => permit.panicked(panic),
         };
-        let config = &self.shared.config;
-        let (record, ignore) = (config.record_exceptions(), config.ignore_exceptions());
-        permit.finish(classify_call(record, ignore, classify, &result));
+        permit.finish(self.shared.config.classify(classify, &result));
         result.map_err(CallError::Failed)
     }
 }

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::classify::{ConfiguredClassifier, ErrorKind};
+use crate::classify::{classify_call, Classify, ConfiguredClassifier, ErrorKind, Outcome};
 use crate::state::State;
 
 mod error;
@@ -275,6 +275,22 @@ impl Config {
     /// ```
     pub fn classifier(&self) -> ConfiguredClassifier<'_> {
         ConfiguredClassifier::new(&self.record_exceptions, &self.ignore_exceptions)
+    }
+
+    /// How a call's `result` counts on every call path: `code`'s classification with this
+    /// config's `record-exceptions` and `ignore-exceptions` on top (an `Ok` is `code`'s alone).
+    #[inline]
+    pub(crate) fn classify<T, E, C>(&self, code: &C, result: &Result<T, E>) -> Outcome
+    where
+        E: 'static,
+        C: Classify<T, E> + ?Sized,
+    {
+        classify_call(
+            &self.record_exceptions,
+            &self.ignore_exceptions,
+            code,
+            result,
+        )
     }
 }
 

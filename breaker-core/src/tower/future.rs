@@ -9,7 +9,7 @@ use std::task::{ready, Context, Poll};
 use pin_project_lite::pin_project;
 
 use crate::call::permit::OwnedPermit;
-use crate::classify::{classify_call, Classify};
+use crate::classify::Classify;
 use crate::error::CallNotPermitted;
 use crate::tower::error::BreakerError;
 
@@ -94,9 +94,7 @@ where
                 };
                 let result = ready!(polled);
                 if let Some(permit) = permit.take() {
-                    let config = permit.config();
-                    let (record, ignore) = (config.record_exceptions(), config.ignore_exceptions());
-                    let outcome = classify_call(record, ignore, this.classify, &result);
+                    let outcome = permit.config().classify(this.classify, &result);
                     permit.finish(outcome);
                 }
                 Poll::Ready(result.map_err(BreakerError::Inner))
