@@ -29,6 +29,11 @@ pub use breaker_core::hint;
 #[doc(inline)]
 pub use breaker_core::tower;
 
+#[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+#[doc(inline)]
+pub use breaker_core::reqwest;
+
 /// Guards a function with a circuit breaker; see [the attribute's documentation](breaker_macros::circuit_breaker).
 #[cfg(feature = "macros")]
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]

@@ -5,59 +5,59 @@
 //! rendered by the same exporter with no `refresh()`: the decaying `calls_seconds_max` and a
 //! time-based window that empties with no call are right at every scrape.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use breaker::{Config, ManualClock, MetricsExport, Outcome, Registry, SlidingWindowType};
 use metrics_exporter_prometheus::PrometheusBuilder;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::StatusCode;
 
 #[path = "../examples/prometheus.rs"]
 mod demo;
 
-/// A plain HTTP/1.1 GET: the status line and the body.
-fn get(addr: SocketAddr, path: &str) -> std::io::Result<(String, String)> {
-    let mut stream = TcpStream::connect(addr)?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(5)))?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/plain\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
-    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    let status = head.lines().next().unwrap_or_default().to_owned();
-    Ok((status, body.to_owned()))
-}
-
-#[test]
-fn scraping_the_example_finds_the_open_breaker() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scraping_the_example_finds_the_open_breaker() {
     let handle = PrometheusBuilder::new()
         .install_recorder()
         .expect("the only recorder of this test binary");
-    let demo = demo::start(handle, 0).expect("bind 127.0.0.1:0");
+    let demo = demo::start(handle, 0).await.expect("bind 127.0.0.1:0");
     assert!(demo.addr.ip().is_loopback());
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .expect("a client");
+    let get = |path: &str| {
+        client
+            .get(format!("http://{}{path}", demo.addr))
+            .header(ACCEPT, "text/plain")
+            .send()
+    };
 
+    // The demo's breakers run in real time: scrape until the failing one shows OPEN.
     let open = r#"resilience4j_circuitbreaker_state{application="prometheus-demo",name="creditBureau",state="open",zone="local"} 1"#;
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut last = String::new();
     let mut scrapes = 0;
     while Instant::now() < deadline {
-        let (status, body) = get(demo.addr, "/metrics").expect("scrape");
+        let response = get("/metrics").await.expect("scrape");
         scrapes += 1;
-        assert_eq!(status, "HTTP/1.1 200 OK");
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            response.headers().get(CONTENT_TYPE).map(|v| v.as_bytes()),
+            Some(&b"text/plain; version=0.0.4"[..])
+        );
+        let body = response.text().await.expect("the scrape's body");
         if body.lines().any(|l| l == open) {
             last = body;
             break;
         }
         last = body;
-        thread::sleep(Duration::from_millis(20));
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let (missing, _) = get(demo.addr, "/nothing").expect("second request");
-    demo.stop();
+    let missing = get("/nothing").await.expect("second request").status();
+    demo.stop().await.expect("the demo stops cleanly");
 
     assert!(
         last.lines().any(|l| l == open),
@@ -101,7 +101,7 @@ fn scraping_the_example_finds_the_open_breaker() {
         assert!(last.contains(&series), "no {series} in:\n{last}");
     }
     assert_every_series_is_tagged(&last, &demo::TAGS);
-    assert_eq!(missing, "HTTP/1.1 404 Not Found");
+    assert_eq!(missing, StatusCode::NOT_FOUND);
 }
 
 /// Every `resilience4j_circuitbreaker_*` sample line of `text` carries every tag of `tags`, and

@@ -33,14 +33,12 @@ impl Downstream {
     }
 }
 
-/// A rejection becomes a 503; the handler's own errors cannot happen (`Infallible`).
+/// A rejection becomes a 503 with `Retry-After`; the handler's own errors cannot happen
+/// (`Infallible`).
 async fn rejected(error: BreakerError<Infallible>) -> Response {
-    match error {
-        BreakerError::Rejected(rejected) => {
-            (StatusCode::SERVICE_UNAVAILABLE, rejected.to_string()).into_response()
-        }
-        other => (StatusCode::INTERNAL_SERVER_ERROR, other.to_string()).into_response(),
-    }
+    error
+        .http_response()
+        .unwrap_or_else(|| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
 async fn serve(downstream: Downstream, layer: CircuitBreakerLayer<HttpStatus>) -> String {
@@ -108,7 +106,10 @@ async fn an_axum_app_behind_the_layer_opens_fails_fast_and_recovers() {
     for _ in 0..5 {
         assert_eq!(get(&client).await, 503);
     }
-    let body = client.get(&url).send().await.unwrap().text().await.unwrap();
+    let response = client.get(&url).send().await.unwrap();
+    // The breaker has waited none of its 30 s on the manual clock.
+    assert_eq!(response.headers()["retry-after"], "30");
+    let body = response.text().await.unwrap();
     assert_eq!(
         body,
         "CircuitBreaker 'flaky-handler' is OPEN and does not permit further calls"

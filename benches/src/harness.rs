@@ -1,27 +1,35 @@
 //! Timing and counting: batches of a tight loop, rows timed in alternation, medians, the table
-//! the run prints, and a global allocator that counts live heap bytes.
+//! the run prints, and a global allocator that counts live heap bytes and allocations.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-/// Counts live heap bytes, for the memory figures.
+/// Counts live heap bytes, for the memory figures, and allocations, for the per-call counts.
 struct Counting;
 
 static LIVE: AtomicI64 = AtomicI64::new(0);
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+/// Whether the allocator counts: on unless a bench turns it off (see [`stop_counting`]).
+static COUNTING: AtomicBool = AtomicBool::new(true);
 
 // SAFETY: forwards every call to the system allocator unchanged; only counts sizes.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as i64, Ordering::Relaxed);
+        if COUNTING.load(Ordering::Relaxed) {
+            LIVE.fetch_add(layout.size() as i64, Ordering::Relaxed);
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
         // SAFETY: the caller's contract for `alloc` is passed on as is.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as i64, Ordering::Relaxed);
+        if COUNTING.load(Ordering::Relaxed) {
+            LIVE.fetch_sub(layout.size() as i64, Ordering::Relaxed);
+        }
         // SAFETY: as above.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -33,6 +41,38 @@ static ALLOC: Counting = Counting;
 /// Heap bytes allocated and not yet freed, by the whole process.
 pub(crate) fn live() -> i64 {
     LIVE.load(Ordering::Relaxed)
+}
+
+/// Allocations made so far by the whole process (a `realloc` counts as one: the default
+/// `realloc` allocates anew through `alloc`).
+pub(crate) fn allocations() -> u64 {
+    ALLOCATIONS.load(Ordering::Relaxed)
+}
+
+/// Turns the counting off for good, so that rows which allocate are timed on the system
+/// allocator alone, not made dearer by three atomic adds per allocation and free; only
+/// [`allocations_per_call`] counts after that, for its own calls. [`live`] means nothing after
+/// this (a block counted when allocated may be freed uncounted).
+// The layer bench's, as the next one; the overhead bench, which includes this module too,
+// counts bytes only.
+#[allow(dead_code)]
+pub(crate) fn stop_counting() {
+    COUNTING.store(false, Ordering::Relaxed);
+}
+
+/// Allocations per call of `f`, over `calls` calls after one call to warm up (run on one thread,
+/// nothing else allocating meanwhile), counting for these calls even after [`stop_counting`].
+#[allow(dead_code)]
+pub(crate) fn allocations_per_call(calls: u64, mut f: impl FnMut()) -> f64 {
+    f();
+    let was = COUNTING.swap(true, Ordering::Relaxed);
+    let before = allocations();
+    for _ in 0..calls {
+        f();
+    }
+    let made = allocations() - before;
+    COUNTING.store(was, Ordering::Relaxed);
+    made as f64 / calls as f64
 }
 
 /// The process's resident set, from `/proc/self/statm` (`None` where there is no `/proc`).

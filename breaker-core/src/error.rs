@@ -19,14 +19,17 @@ use crate::time::timestamp::duration_nanos;
 #[derive(Clone, PartialEq, Eq)]
 pub struct CallNotPermitted {
     // Two words, so that a `Result` carrying this error is cheap to return and to move: the
-    // name (one pointer), and the state's code in the top 3 bits above the timeout in nanoseconds
-    // plus one (0: rejected, not timed out; timeouts saturate at about 73 years).
+    // name (one pointer), and a packed detail: the state's code in the top 3 bits, then one bit
+    // that says whether the call timed out, then 60 bits of nanoseconds (about 36 years, where
+    // longer durations saturate): the timeout, or for a rejection the time left in OPEN's wait
+    // plus one (0: not known).
     name: Name,
     detail: u64,
 }
 
 const STATE_SHIFT: u32 = 61;
-const NANOS_MASK: u64 = (1 << STATE_SHIFT) - 1;
+const TIMED_OUT: u64 = 1 << 60;
+const NANOS_MASK: u64 = TIMED_OUT - 1;
 
 impl CallNotPermitted {
     #[inline]
@@ -37,10 +40,32 @@ impl CallNotPermitted {
         }
     }
 
+    /// A rejection by OPEN, whose wait ends in `remaining_nanos`.
+    #[inline]
+    pub(crate) fn open(name: Name, remaining_nanos: u64) -> CallNotPermitted {
+        CallNotPermitted {
+            name,
+            detail: State::Open.code() << STATE_SHIFT
+                | remaining_nanos.saturating_add(1).min(NANOS_MASK),
+        }
+    }
+
     /// For a call that was cancelled by `timeout-duration` rather than rejected: the timeout.
     pub fn timed_out_after(&self) -> Option<Duration> {
-        match self.detail & NANOS_MASK {
+        (self.detail & TIMED_OUT != 0).then(|| Duration::from_nanos(self.detail & NANOS_MASK))
+    }
+
+    /// For a call rejected by an OPEN breaker: how long until its wait is over and it lets
+    /// trial calls through (HALF_OPEN). `None` for any other rejection (FORCED_OPEN has no
+    /// end; a HALF_OPEN breaker with every trial taken cannot tell when one frees up) and for
+    /// a timeout.
+    ///
+    /// This is what an HTTP service puts in `Retry-After`; the time is taken when the call was
+    /// rejected, on the breaker's clock.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self.detail & (TIMED_OUT | NANOS_MASK) {
             0 => None,
+            d if d & TIMED_OUT != 0 => None,
             plus_one => Some(Duration::from_nanos(plus_one - 1)),
         }
     }
@@ -62,6 +87,7 @@ impl fmt::Debug for CallNotPermitted {
             .field("name", &self.breaker_name())
             .field("state", &self.state())
             .field("timed_out_after", &self.timed_out_after())
+            .field("retry_after", &self.retry_after())
             .finish()
     }
 }
@@ -168,7 +194,8 @@ impl From<CallTimedOut> for CallNotPermitted {
         CallNotPermitted {
             name: timed_out.name,
             detail: State::Closed.code() << STATE_SHIFT
-                | timed_out.after.saturating_add(1).min(NANOS_MASK),
+                | TIMED_OUT
+                | timed_out.after.min(NANOS_MASK),
         }
     }
 }
@@ -305,15 +332,27 @@ mod tests {
             Duration::ZERO,
             Duration::from_nanos(1),
             Duration::from_millis(2_000),
-            Duration::from_secs(3600 * 24 * 365 * 70),
+            Duration::from_secs(3600 * 24 * 365 * 30),
         ] {
             let timed_out = CallNotPermitted::from(CallTimedOut::new(name.clone(), after));
             assert_eq!(timed_out.timed_out_after(), Some(after));
             assert_eq!(timed_out.state(), State::Closed);
         }
-        // Beyond about 73 years the timeout saturates instead of spilling into the state.
-        let forever = CallNotPermitted::from(CallTimedOut::new(name, Duration::MAX));
+        // Beyond about 36 years the timeout saturates instead of spilling into the state.
+        let forever = CallNotPermitted::from(CallTimedOut::new(name.clone(), Duration::MAX));
         assert_eq!(forever.state(), State::Closed);
-        assert!(forever.timed_out_after().unwrap() > Duration::from_secs(3600 * 24 * 365 * 73));
+        assert_eq!(forever.retry_after(), None);
+        assert!(forever.timed_out_after().unwrap() > Duration::from_secs(3600 * 24 * 365 * 36));
+        for remaining in [0, 1, 1_500_000_000, u64::MAX] {
+            let open = CallNotPermitted::open(name.clone(), remaining);
+            assert_eq!(open.state(), State::Open);
+            assert_eq!(open.timed_out_after(), None);
+            let expected = Duration::from_nanos(remaining.min(NANOS_MASK - 1));
+            assert_eq!(open.retry_after(), Some(expected));
+        }
+        assert_eq!(
+            CallNotPermitted::new(name, State::ForcedOpen).retry_after(),
+            None
+        );
     }
 }

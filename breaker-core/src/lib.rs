@@ -58,6 +58,10 @@ pub mod hint;
 mod log_safe;
 mod name;
 mod registry;
+mod request_key;
+#[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub mod reqwest;
 mod site;
 mod state;
 mod sync;
@@ -88,6 +92,7 @@ pub use crate::registry::global::InstallGlobalError;
 pub use crate::registry::hooks::RegistryEvent;
 pub use crate::registry::keyed::{Keyed, KeyedLimits};
 pub use crate::registry::{Registry, WeakRegistry};
+pub use crate::request_key::RequestKey;
 pub use crate::site::{CallSite, KeyedCallSite};
 pub use crate::state::State;
 pub use crate::time::clock::Clock;

@@ -285,6 +285,7 @@ fn assert_spring_application(registry: &Registry, client: &ErrorKind, conflict: 
         .sliding_window_size(20)
         .minimum_number_of_calls(10)
         .wait_duration_in_open_state(Duration::from_secs(5))
+        .register_health_indicator(true)
         .build()
         .unwrap();
     assert_eq!(registry.shared_config("default"), Some(&default));
@@ -987,6 +988,9 @@ fn every_key_expected(kinds: &[ErrorKind; 3]) -> Config {
         .max_wait_duration_in_half_open_state(Duration::from_secs(45))
         .transition_to_state_after_wait_duration(State::Closed)
         .timeout_duration(Some(Duration::from_secs(3)))
+        .register_health_indicator(true)
+        .allow_health_indicator_to_fail(true)
+        .event_consumer_buffer_size(25)
         .record_exceptions([server, timeout])
         .ignore_exceptions([client])
         .build()

@@ -1,7 +1,8 @@
 //! The tower layer over a hand-written `Service`, on a manual clock: failures open the
 //! breaker, OPEN fails fast without calling the inner service, HALF_OPEN trials and recovery,
 //! a dropped response future gives its permit back, the configured error kinds and the HTTP
-//! status classifier apply, and `poll_ready` takes no permit.
+//! status classifier apply, and `poll_ready` takes no permit. Then what the layer adds: the
+//! OPEN wait as `Retry-After`, `timeout-duration`, a fallback service, breakers per key.
 #![cfg(feature = "tower")]
 
 use std::future::Future;
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker_core::tower::{BreakerError, CircuitBreakerLayer, HttpStatus};
+use breaker_core::tower::{BreakerError, CircuitBreakerLayer, HeaderKey, HttpStatus};
 use breaker_core::{Config, ErrorKind, ManualClock, Registry, State};
 use tower_layer::Layer;
 use tower_service::Service;
@@ -416,4 +417,235 @@ fn the_response_future_is_send_and_static() {
     send_static(&future);
     drop(registry);
     assert_eq!(block_on(future), Ok(1), "the future owns its breaker");
+}
+
+#[test]
+fn a_rejection_by_open_carries_the_rest_of_its_wait_as_retry_after() {
+    let clock = ManualClock::new();
+    let registry = registry(&clock, four_calls_half_fail(1));
+    let flaky = Flaky::new();
+    let mut service = CircuitBreakerLayer::from_registry(&registry, "wait").layer(flaky.clone());
+    let breaker = registry.breaker("wait");
+    breaker.transition_to(State::Open).unwrap();
+
+    clock.advance(Duration::from_millis(2_500));
+    let error = request(&mut service, 1).unwrap_err();
+    assert_eq!(
+        error.rejected().unwrap().retry_after(),
+        Some(Duration::from_millis(7_500))
+    );
+    let response: http::Response<String> = error.http_response().unwrap();
+    assert_eq!(response.status(), 503);
+    // Rounded up: a client that waits 8 s finds the wait over.
+    assert_eq!(response.headers()["retry-after"], "8");
+    assert_eq!(
+        response.body(),
+        "CircuitBreaker 'wait' is OPEN and does not permit further calls"
+    );
+
+    // FORCED_OPEN has no end: no Retry-After.
+    breaker.transition_to(State::ForcedOpen).unwrap();
+    let error = request(&mut service, 2).unwrap_err();
+    assert_eq!(error.rejected().unwrap().retry_after(), None);
+    let response: http::Response<String> = error.http_response().unwrap();
+    assert_eq!(response.status(), 503);
+    assert!(response.headers().get("retry-after").is_none());
+    // The inner service's own errors are the service's to answer.
+    assert!(BreakerError::Inner(Downstream::Unavailable)
+        .http_response::<String>()
+        .is_none());
+    assert_eq!(flaky.calls(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_configured_timeout_cancels_a_request_and_records_a_failure() {
+    let config = Config::builder()
+        .sliding_window_size(2)
+        .minimum_number_of_calls(2)
+        .failure_rate_threshold(50.0)
+        .timeout_duration(Some(Duration::from_millis(300)))
+        .build()
+        .unwrap();
+    let registry = Registry::builder().default_config(config).build();
+    let flaky = Flaky::new();
+    let mut service = CircuitBreakerLayer::from_registry(&registry, "slow").layer(flaky.clone());
+    let breaker = registry.breaker("slow");
+
+    flaky.set(Mode::Hang);
+    std::future::poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    let error = service.call(1).await.unwrap_err();
+    let timed_out = error.timed_out().expect("timed out");
+    assert_eq!(timed_out.timeout(), Duration::from_millis(300));
+    assert_eq!(timed_out.breaker_name(), "slow");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(error.http_response::<String>().unwrap().status(), 504);
+    let metrics = breaker.metrics();
+    assert_eq!((metrics.buffered_calls, metrics.failed_calls), (1, 1));
+
+    // A request that answers in time is not affected.
+    flaky.set(Mode::Ok);
+    assert_eq!(service.call(2).await, Ok(2));
+    assert_eq!(breaker.metrics().buffered_calls, 2);
+    assert_eq!(breaker.state(), State::Open);
+}
+
+/// A fallback that counts its calls and answers `request + 1000`; ready when `ready` says.
+#[derive(Clone)]
+struct Cached {
+    calls: Arc<AtomicUsize>,
+    ready: Arc<AtomicBool>,
+}
+
+impl Service<u32> for Cached {
+    type Response = u32;
+    type Error = Downstream;
+    type Future = std::future::Ready<Result<u32, Downstream>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Downstream>> {
+        if self.ready.load(Ordering::SeqCst) {
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Pending
+        }
+    }
+
+    fn call(&mut self, request: u32) -> Self::Future {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        std::future::ready(Ok(request + 1000))
+    }
+}
+
+#[test]
+fn a_fallback_service_answers_rejected_requests_only() {
+    let clock = ManualClock::new();
+    let registry = registry(&clock, four_calls_half_fail(1));
+    let flaky = Flaky::new();
+    let cached = Cached {
+        calls: Arc::new(AtomicUsize::new(0)),
+        ready: Arc::new(AtomicBool::new(true)),
+    };
+    let mut service = CircuitBreakerLayer::from_registry(&registry, "cached")
+        .fallback(cached.clone())
+        .layer(flaky.clone());
+    let breaker = registry.breaker("cached");
+
+    assert_eq!(request(&mut service, 1), Ok(1));
+    flaky.set(Mode::Fail);
+    // A failure of the inner service is not the fallback's to answer.
+    assert_eq!(
+        request(&mut service, 2),
+        Err(BreakerError::Inner(Downstream::Unavailable))
+    );
+    assert_eq!(cached.calls.load(Ordering::SeqCst), 0);
+
+    breaker.transition_to(State::Open).unwrap();
+    assert_eq!(request(&mut service, 3), Ok(1003));
+    assert_eq!(request(&mut service, 4), Ok(1004));
+    assert_eq!(cached.calls.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        flaky.calls(),
+        2,
+        "the inner service was not called while OPEN"
+    );
+    assert_eq!(breaker.metrics().not_permitted_calls, 2);
+
+    // The fallback's readiness is part of the service's.
+    cached.ready.store(false, Ordering::SeqCst);
+    let mut ready = pin!(std::future::poll_fn(|cx| service.poll_ready(cx)));
+    assert!(poll_once(ready.as_mut()).is_pending());
+}
+
+#[test]
+fn per_key_breakers_keep_keys_apart_and_are_the_registrys_keyed_breakers() {
+    let clock = ManualClock::new();
+    let registry = registry(&clock, four_calls_half_fail(1));
+    let flaky = Flaky::new();
+    // Odd requests belong to one tenant, even ones to another.
+    let tenant = |request: &u32| if request % 2 == 1 { "odd" } else { "even" };
+    let mut service =
+        CircuitBreakerLayer::per_key(&registry, "tenants", tenant).layer(flaky.clone());
+
+    flaky.set(Mode::Fail);
+    for i in [1, 3, 5, 7] {
+        assert!(!request(&mut service, i).unwrap_err().is_rejected());
+    }
+    let group = registry.keyed("tenants");
+    let odd = group.find("odd").expect("the odd tenant has a breaker");
+    assert_eq!(odd.state(), State::Open);
+    assert_eq!(odd.name(), "tenants[odd]");
+    assert!(group.find("even").is_none(), "no even request was made yet");
+
+    // The odd tenant is rejected; the even one still reaches the service.
+    let rejected = request(&mut service, 9).unwrap_err();
+    assert_eq!(rejected.rejected().unwrap().breaker_name(), "tenants[odd]");
+    flaky.set(Mode::Ok);
+    assert_eq!(request(&mut service, 2), Ok(2));
+    assert_eq!(group.find("even").unwrap().state(), State::Closed);
+    assert_eq!(flaky.calls(), 5);
+    assert_eq!(group.len(), 2);
+}
+
+#[test]
+fn a_header_key_gives_each_tenant_a_breaker() {
+    #[derive(Clone)]
+    struct Status(Arc<AtomicUsize>);
+
+    impl Service<http::Request<()>> for Status {
+        type Response = http::Response<()>;
+        type Error = std::convert::Infallible;
+        type Future = std::future::Ready<Result<http::Response<()>, std::convert::Infallible>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, request: http::Request<()>) -> Self::Future {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            let failing = request.headers()["x-tenant"] == "acme";
+            let status = if failing { 500 } else { 200 };
+            let response = http::Response::builder().status(status).body(()).unwrap();
+            std::future::ready(Ok(response))
+        }
+    }
+
+    let clock = ManualClock::new();
+    let registry = registry(&clock, four_calls_half_fail(1));
+    let hits = Arc::new(AtomicUsize::new(0));
+    let mut service =
+        CircuitBreakerLayer::per_key(&registry, "api", HeaderKey::from_static("x-tenant"))
+            .classify(HttpStatus)
+            .layer(Status(hits.clone()));
+    let from = |tenant: &str| {
+        http::Request::builder()
+            .header("x-tenant", tenant)
+            .body(())
+            .unwrap()
+    };
+
+    for _ in 0..4 {
+        assert_eq!(request(&mut service, from("acme")).unwrap().status(), 500);
+    }
+    assert!(request(&mut service, from("acme"))
+        .unwrap_err()
+        .is_rejected());
+    assert_eq!(request(&mut service, from("globex")).unwrap().status(), 200);
+    // A control character in the header does not reach the breaker's name unescaped.
+    let odd = http::HeaderValue::from_bytes(b"ev\\\til\xff").unwrap();
+    let mut request_with = from("x");
+    request_with.headers_mut().insert("x-tenant", odd);
+    assert_eq!(request(&mut service, request_with).unwrap().status(), 200);
+    let names: Vec<String> = registry
+        .keyed("api")
+        .breakers()
+        .iter()
+        .map(|b| b.name().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["api[acme]", "api[ev\\\\x5c\\\\x09il\\\\xff]", "api[globex]"]
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 6);
 }

@@ -123,3 +123,99 @@ fn requests_through_the_layer_allocate_nothing() {
     assert_eq!(breaker.state(), State::HalfOpen);
     assert_eq!(half_open, 0, "allocations in HALF_OPEN");
 }
+
+/// Always answers `0` (a fallback).
+#[derive(Clone, Copy)]
+struct Zero;
+
+impl Service<u32> for Zero {
+    type Response = u32;
+    type Error = u32;
+    type Future = Ready<Result<u32, u32>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), u32>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: u32) -> Self::Future {
+        ready(Ok(0))
+    }
+}
+
+#[test]
+fn per_key_requests_and_fallbacks_allocate_nothing() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock)
+        .default_config(
+            Config::builder()
+                .sliding_window_size(10)
+                .minimum_number_of_calls(10)
+                .failure_rate_threshold(100.0)
+                .build()
+                .unwrap(),
+        )
+        .build();
+    // Eight keys, each a breaker: the key is formatted on the stack and looked up.
+    let mut keyed = CircuitBreakerLayer::per_key(&registry, "tenant", |r: &u32| r % 8)
+        .fallback(Zero)
+        .layer(Parity);
+    for i in 0..100 {
+        let _ = request(&mut keyed, i * 2);
+    }
+    let closed = allocations_during(|| {
+        for i in 0..10_000 {
+            assert_eq!(request(&mut keyed, i * 2), Ok(i * 2));
+        }
+    });
+    assert_eq!(closed, 0, "allocations with a breaker per key");
+
+    let breaker = registry.keyed("tenant").find(&4).unwrap();
+    breaker.transition_to(State::Open).unwrap();
+    let fallback = allocations_during(|| {
+        for _ in 0..10_000 {
+            assert_eq!(request(&mut keyed, 4), Ok(0));
+        }
+    });
+    assert_eq!(fallback, 0, "allocations answering through the fallback");
+}
+
+/// With `timeout-duration` set, the layer boxes the request's timer: one allocation per
+/// request, and nothing else.
+#[test]
+fn requests_under_a_timeout_allocate_their_timer_only() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let registry = Registry::builder()
+        .default_config(
+            Config::builder()
+                .timeout_duration(Some(Duration::from_secs(60)))
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let layer = CircuitBreakerLayer::from_registry(&registry, "timed");
+    let mut service = layer.layer(Parity);
+    // Everything runs on this thread: the current-thread runtime polls the block on it.
+    runtime.block_on(async {
+        for i in 0..100 {
+            let _ = service.call(i * 2).await;
+        }
+        let timed = allocations_during_async(async {
+            for i in 0..10_000 {
+                assert_eq!(service.call(i * 2).await, Ok(i * 2));
+            }
+        })
+        .await;
+        assert_eq!(timed, 10_000, "allocations with timeout-duration set");
+    });
+    assert_eq!(layer.breaker().metrics().buffered_calls, 100);
+}
+
+async fn allocations_during_async(f: impl std::future::Future<Output = ()>) -> usize {
+    let before = counting_alloc::allocations();
+    f.await;
+    counting_alloc::allocations() - before
+}

@@ -1,12 +1,22 @@
-//! The credit-bureau simulator: a real HTTP/1.1 server on 127.0.0.1 (std `TcpListener`, one
-//! thread per connection, hand-written HTTP) that follows a scripted sequence of phases.
+//! The credit-bureau simulator: an axum server on 127.0.0.1 that answers
+//! `GET /v2/credit-reports/{tax_id}` with JSON, following a scripted sequence of phases.
 
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
 /// How the bureau answers during a phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,45 +117,72 @@ static HEALTHY: Phase = Phase {
     bad_id_percent: 0,
 };
 
+/// The bureau's answer to a credit-report request (200).
+#[derive(Debug, Serialize)]
+struct CreditReport {
+    tax_id: String,
+    score: u32,
+}
+
+/// The bureau's body for every other status.
+#[derive(Debug, Serialize)]
+struct ErrorBody {
+    error: &'static str,
+}
+
+/// A status with a JSON error body.
+fn error(status: StatusCode, error: &'static str) -> Response {
+    (status, Json(ErrorBody { error })).into_response()
+}
+
+/// What the handlers share.
+#[derive(Debug)]
+struct Shared {
+    script: Arc<Script>,
+    start: Instant,
+    hits: AtomicU64,
+    abandoned: AtomicU64,
+}
+
 /// The running simulator.
 #[derive(Debug)]
 pub(crate) struct Bureau {
     addr: SocketAddr,
-    hits: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-    accept: Option<JoinHandle<()>>,
+    shared: Arc<Shared>,
+    shutdown: oneshot::Sender<()>,
+    server: JoinHandle<io::Result<()>>,
 }
 
 impl Bureau {
-    /// Binds 127.0.0.1 on a free port and serves `script`, timed from `start`.
-    pub(crate) fn start(script: Arc<Script>, start: Instant) -> io::Result<Bureau> {
-        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+    /// Binds 127.0.0.1 on a free port and serves `script`, timed from `start`, on the current
+    /// Tokio runtime.
+    pub(crate) async fn start(script: Arc<Script>, start: Instant) -> io::Result<Bureau> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
-        let hits = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let accept = {
-            let (hits, stop) = (hits.clone(), stop.clone());
-            thread::Builder::new()
-                .name("bureau-accept".into())
-                .spawn(move || {
-                    for conn in listener.incoming() {
-                        if stop.load(Ordering::SeqCst) {
-                            break;
-                        }
-                        let Ok(conn) = conn else { continue };
-                        let (script, hits) = (script.clone(), hits.clone());
-                        // A failed spawn drops the connection: the client sees an error.
-                        let _ = thread::Builder::new()
-                            .name("bureau-conn".into())
-                            .spawn(move || serve(conn, &script, start, &hits));
-                    }
-                })?
-        };
+        let shared = Arc::new(Shared {
+            script,
+            start,
+            hits: AtomicU64::new(0),
+            abandoned: AtomicU64::new(0),
+        });
+        let app = Router::new()
+            .route("/v2/credit-reports/{tax_id}", get(credit_report))
+            .fallback(|| async { error(StatusCode::NOT_FOUND, "not found") })
+            .with_state(shared.clone());
+        let (shutdown, signal) = oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    // A dropped sender (the `Bureau` dropped without `stop`) stops it too.
+                    let _ = signal.await;
+                })
+                .await
+        });
         Ok(Bureau {
             addr,
-            hits,
-            stop,
-            accept: Some(accept),
+            shared,
+            shutdown,
+            server,
         })
     }
 
@@ -154,58 +191,82 @@ impl Bureau {
         self.addr
     }
 
-    /// How many `GET /v2/credit-reports/...` requests it has received.
-    pub(crate) fn hits(&self) -> u64 {
-        self.hits.load(Ordering::SeqCst)
+    /// Stops accepting, lets the requests being served finish (idle keep-alive connections
+    /// are closed at once), waits for the server to end, and says what it served.
+    pub(crate) async fn stop(self) -> io::Result<Served> {
+        let _ = self.shutdown.send(());
+        self.server.await.map_err(io::Error::other)??;
+        Ok(Served {
+            hits: self.shared.hits.load(Ordering::SeqCst),
+            abandoned: self.shared.abandoned.load(Ordering::SeqCst),
+        })
     }
+}
 
-    /// Stops accepting (connections being served finish on their own).
-    pub(crate) fn stop(mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop with one last connection.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
-        if let Some(accept) = self.accept.take() {
-            let _ = accept.join();
+/// What the bureau served, once it has stopped.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Served {
+    /// `GET /v2/credit-reports/...` requests received.
+    pub(crate) hits: u64,
+    /// Of those, the ones whose client hung up before the bureau answered: hyper saw the
+    /// connection close and dropped the handler. A call that the breaker's `timeout-duration`
+    /// cancels closes its connection, so a timed-out call that reached the bureau is counted
+    /// here.
+    pub(crate) abandoned: u64,
+}
+
+/// Counts the request as abandoned if it is dropped before [`Unanswered::answered`].
+struct Unanswered<'a> {
+    abandoned: &'a AtomicU64,
+    answered: bool,
+}
+
+impl Unanswered<'_> {
+    fn answered(mut self, response: Response) -> Response {
+        self.answered = true;
+        response
+    }
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.abandoned.fetch_add(1, Ordering::SeqCst);
         }
     }
 }
 
-/// Answers one connection (one request, then `Connection: close`).
-fn serve(mut conn: TcpStream, script: &Script, start: Instant, hits: &AtomicU64) {
-    let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
-    let Some(head) = read_head(&mut conn) else {
-        return;
+/// `GET /v2/credit-reports/{tax_id}`: what the current phase says.
+async fn credit_report(
+    State(bureau): State<Arc<Shared>>,
+    tax_id: Result<Path<String>, PathRejection>,
+) -> Response {
+    bureau.hits.fetch_add(1, Ordering::SeqCst);
+    // A segment that is not UTF-8 once percent-decoded is a malformed tax id too.
+    let Ok(Path(tax_id)) = tax_id else {
+        return error(StatusCode::BAD_REQUEST, "malformed tax id");
     };
-    let tax_id = head
-        .lines()
-        .next()
-        .and_then(|line| line.strip_prefix("GET /v2/credit-reports/"))
-        .and_then(|rest| rest.split(' ').next())
-        .map(str::to_owned);
-    let Some(tax_id) = tax_id else {
-        respond(&mut conn, 404, "{\"error\":\"not found\"}");
-        return;
+    let pending = Unanswered {
+        abandoned: &bureau.abandoned,
+        answered: false,
     };
-    hits.fetch_add(1, Ordering::SeqCst);
-    match script.phase_at(start.elapsed()).bureau {
+    let response = match bureau.script.phase_at(bureau.start.elapsed()).bureau {
         Behaviour::Hanging => {
-            thread::sleep(script.hang);
-            respond(&mut conn, 504, "{\"error\":\"gateway timeout\"}");
+            tokio::time::sleep(bureau.script.hang).await;
+            error(StatusCode::GATEWAY_TIMEOUT, "gateway timeout")
         }
-        Behaviour::ServerErrors => respond(&mut conn, 503, "{\"error\":\"unavailable\"}"),
+        Behaviour::ServerErrors => error(StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         Behaviour::Healthy => {
-            thread::sleep(script.latency);
+            tokio::time::sleep(bureau.script.latency).await;
             if tax_id.starts_with("bad") || tax_id.is_empty() {
-                respond(&mut conn, 400, "{\"error\":\"malformed tax id\"}");
+                error(StatusCode::BAD_REQUEST, "malformed tax id")
             } else {
-                let body = format!(
-                    "{{\"tax_id\":\"{tax_id}\",\"score\":{}}}",
-                    score_of(&tax_id)
-                );
-                respond(&mut conn, 200, &body);
+                let score = score_of(&tax_id);
+                Json(CreditReport { tax_id, score }).into_response()
             }
         }
-    }
+    };
+    pending.answered(response)
 }
 
 /// A deterministic score in 300..850 for a tax id (FNV-1a).
@@ -214,37 +275,4 @@ pub(crate) fn score_of(tax_id: &str) -> u32 {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
     300 + (hash % 550) as u32
-}
-
-/// Reads up to the end of the request head (8 KiB at most); `None` if the client gave up.
-fn read_head(conn: &mut TcpStream) -> Option<String> {
-    let mut buf = Vec::with_capacity(256);
-    let mut chunk = [0u8; 512];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = conn.read(&mut chunk).ok()?;
-        if n == 0 || buf.len() > 8192 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    String::from_utf8(buf).ok()
-}
-
-/// Writes a whole response; a client that went away is not an error here.
-fn respond(conn: &mut TcpStream, status: u16, body: &str) {
-    let reason = match status {
-        200 => "OK",
-        400 => "Bad Request",
-        404 => "Not Found",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "Unknown",
-    };
-    let response = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = conn.write_all(response.as_bytes());
-    let _ = conn.flush();
-    let _ = conn.shutdown(Shutdown::Both);
 }

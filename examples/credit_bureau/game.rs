@@ -128,6 +128,8 @@ pub(crate) struct Report {
     pub(crate) crashed: u64,
     /// Fallbacks by cause: refused by the breaker, timed out, failed.
     pub(crate) fallback_causes: (u64, u64, u64),
+    /// Timed-out calls whose request was still under way when their fallback ran.
+    pub(crate) timeouts_outlived: u64,
     /// The most workers ever busy at once.
     pub(crate) max_busy_workers: usize,
     /// The state transitions.
@@ -140,6 +142,8 @@ pub(crate) struct Report {
     pub(crate) sockets_while_open: u64,
     /// Requests the bureau received.
     pub(crate) bureau_hits: u64,
+    /// Of those, the ones whose client hung up before the bureau answered (cancelled calls).
+    pub(crate) bureau_abandoned: u64,
     /// Calls the breaker recorded as ignored errors (the 4xx).
     pub(crate) ignored_errors: u64,
     /// Recorded calls that took longer than `slow-call-duration-threshold`, as the events
@@ -238,6 +242,11 @@ impl fmt::Display for Report {
             f,
             "fallback causes:          refused by OPEN/HALF_OPEN {rejected}, timed out {timed_out}, 5xx/socket error {failed}"
         )?;
+        writeln!(
+            f,
+            "timed out, request still running at the fallback: {}",
+            self.timeouts_outlived
+        )?;
         writeln!(f, "transitions (from the event stream):")?;
         for t in &self.transitions {
             writeln!(
@@ -266,7 +275,11 @@ impl fmt::Display for Report {
             "max workers busy:         {} of the pool",
             self.max_busy_workers
         )?;
-        writeln!(f, "bureau requests received: {}", self.bureau_hits)?;
+        writeln!(
+            f,
+            "bureau requests received: {} (the client hung up on {} before the answer)",
+            self.bureau_hits, self.bureau_abandoned
+        )?;
         writeln!(
             f,
             "slow calls recorded:      {} (slow-call rate exceeded {} times)",
@@ -327,18 +340,18 @@ enum Answer {
 /// Runs the game day on the global registry (which must hold `credit_bureau_cb`).
 pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let breaker = Registry::global().breaker(BREAKER);
-    let read_timeout = breaker
+    let timeout = breaker
         .config()
         .timeout_duration()
         .unwrap_or(Duration::from_secs_f64(2.5 * options.scale));
     let script = Arc::new(Script::seed_003(options.scale));
     let start = Instant::now();
-    let bureau = Bureau::start(script.clone(), start)?;
+    let bureau = Bureau::start(script.clone(), start).await?;
     let check = Arc::new(CreditCheck::new(
         bureau.addr(),
-        read_timeout,
+        timeout,
         ReviewQueue::open(&options.queue_path)?,
-    ));
+    )?);
 
     // Returning applicants: 60 with a score younger than 30 days, 40 with an older one.
     for n in 0..100u64 {
@@ -454,8 +467,7 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     }
     let end = start.elapsed();
     drop(subscription);
-    let bureau_hits = bureau.hits();
-    bureau.stop();
+    let served = bureau.stop().await?;
 
     let stats = check.stats();
     let transitions = lock(&transitions).clone();
@@ -494,12 +506,14 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
             stats.timed_out.load(Ordering::SeqCst),
             stats.failed.load(Ordering::SeqCst),
         ),
+        timeouts_outlived: stats.outlived_timeout.load(Ordering::SeqCst),
         max_busy_workers: max_busy.load(Ordering::SeqCst),
         transitions,
         time_open,
         fail_fast,
         sockets_while_open,
-        bureau_hits,
+        bureau_hits: served.hits,
+        bureau_abandoned: served.abandoned,
         ignored_errors: ignored.load(Ordering::SeqCst),
         slow_calls: slow.0.load(Ordering::SeqCst),
         slow_rate_exceeded: slow.1.load(Ordering::SeqCst),

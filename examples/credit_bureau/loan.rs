@@ -1,15 +1,19 @@
 //! The loan service's side: the bureau client behind `#[circuit_breaker]`, the contract's fallback
 //! (a recent cached score, else the durable manual-review queue) and the score cache.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::error::Error as _;
 use std::fmt;
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use breaker::{circuit_breaker, CallError, ErrorKind, Registry};
+use reqwest::header::ACCEPT;
+use reqwest::{StatusCode, Url};
+use serde::Deserialize;
 
 use super::queue::ReviewQueue;
 
@@ -24,11 +28,13 @@ pub(crate) const CACHE_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 pub(crate) enum BureauError {
     /// The bureau answered with this non-200 status.
     Status(u16),
-    /// The socket read (or connect) timed out: Java's `SocketTimeoutException`.
+    /// The client's own timeout fired: Java's `SocketTimeoutException`. (The breaker's
+    /// `timeout-duration` is shorter and normally cancels the call first, as
+    /// `CallError::TimedOut`.)
     SocketTimeout,
     /// The connection could not be made: `ConnectException`.
     Connect(String),
-    /// The answer was not HTTP we understand.
+    /// The exchange broke off, or the answer was not the JSON credit report we expect.
     Protocol(String),
 }
 
@@ -36,7 +42,7 @@ impl fmt::Display for BureauError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BureauError::Status(s) => write!(f, "bureau answered HTTP {s}"),
-            BureauError::SocketTimeout => write!(f, "socket read timed out"),
+            BureauError::SocketTimeout => write!(f, "the bureau client timed out"),
             BureauError::Connect(e) => write!(f, "cannot connect to the bureau: {e}"),
             BureauError::Protocol(e) => write!(f, "bad answer from the bureau: {e}"),
         }
@@ -137,12 +143,19 @@ impl ScoreCache {
 /// Counters the report and the game-day test read.
 #[derive(Debug, Default)]
 pub(crate) struct ClientStats {
-    /// Calls that went on to open a socket to the bureau (counted before connecting).
+    /// Calls that went on to reach for a socket to the bureau (a new connection or one from
+    /// reqwest's pool), counted before the request is built.
     pub(crate) sockets_opened: AtomicU64,
     /// Fallbacks for a call the breaker refused.
     pub(crate) rejected: AtomicU64,
     /// Fallbacks for a call cancelled by `timeout-duration`.
     pub(crate) timed_out: AtomicU64,
+    /// Of those, the ones whose request to the bureau was still under way when their fallback
+    /// ran: a request that outlived its cancellation (a thread or task left waiting on a dead
+    /// bureau). The breaker drops the call's future before the fallback, so this stays 0.
+    pub(crate) outlived_timeout: AtomicU64,
+    /// The applications whose request to the bureau is under way (see [`InFlight`]).
+    pub(crate) in_flight: Mutex<HashSet<String>>,
     /// Fallbacks for a call that failed (5xx, socket errors).
     pub(crate) failed: AtomicU64,
     /// Time from receiving an application to its fallback starting, for refused calls.
@@ -151,27 +164,51 @@ pub(crate) struct ClientStats {
     pub(crate) queued_ids: Mutex<Vec<String>>,
 }
 
+/// The bureau's answer to `GET /v2/credit-reports/{tax_id}` (200).
+#[derive(Debug, Deserialize)]
+struct CreditReport {
+    tax_id: String,
+    score: u32,
+}
+
 /// The loan service's credit check: the protected call of docs/CREDIT_BUREAU.md §1.
 #[derive(Debug)]
 pub(crate) struct CreditCheck {
-    bureau: SocketAddr,
-    read_timeout: Duration,
+    http: reqwest::Client,
+    /// `http://{bureau}/v2/credit-reports`; each call appends the tax id as a path segment.
+    reports: Url,
     cache: ScoreCache,
     queue: Arc<ReviewQueue>,
     stats: ClientStats,
 }
 
 impl CreditCheck {
-    /// A credit check against the bureau at `bureau`, with the socket read timeout
-    /// `read_timeout` (the configuration's `timeout-duration`) and a review queue.
-    pub(crate) fn new(bureau: SocketAddr, read_timeout: Duration, queue: ReviewQueue) -> Self {
-        CreditCheck {
-            bureau,
-            read_timeout,
+    /// A credit check against the bureau at `bureau` (plain HTTP), whose calls the breaker
+    /// cancels after `timeout` (the configuration's `timeout-duration`), and a review queue.
+    pub(crate) fn new(
+        bureau: SocketAddr,
+        timeout: Duration,
+        queue: ReviewQueue,
+    ) -> io::Result<Self> {
+        let http = reqwest::Client::builder()
+            // The bureau is on this machine: a proxy from the environment must not see it.
+            .no_proxy()
+            .connect_timeout(timeout)
+            // A backstop, for a configuration without `timeout-duration`: the breaker's
+            // timeout is half of this and cancels the call first. Equal timeouts would race,
+            // and the call would end as a failure or as a timeout by chance.
+            .timeout(timeout.saturating_mul(2))
+            .build()
+            .map_err(|e| io::Error::other(chain(&e)))?;
+        let reports = Url::parse(&format!("http://{bureau}/v2/credit-reports"))
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        Ok(CreditCheck {
+            http,
+            reports,
             cache: ScoreCache::default(),
             queue: Arc::new(queue),
             stats: ClientStats::default(),
-        }
+        })
     }
 
     /// The score cache (to seed it).
@@ -199,17 +236,51 @@ impl CreditCheck {
         ignore = ignored_by_config
     )]
     pub(crate) async fn credit_report(&self, app: &Application) -> Result<Decision, BureauError> {
-        // Counted here, inside the permitted call, before any socket exists: the game day
+        // Counted here, inside the permitted call, before any socket is used: the game day
         // checks that this never moves while the breaker is OPEN (docs/CREDIT_BUREAU.md §1).
         self.stats.sockets_opened.fetch_add(1, Ordering::SeqCst);
-        let (addr, timeout, tax_id) = (self.bureau, self.read_timeout, app.tax_id.clone());
-        // Blocking std sockets on a blocking thread, with the socket read timeout; the
-        // breaker's `timeout-duration` (the same 2,500 ms) cancels the wait for it.
-        let score = tokio::task::spawn_blocking(move || get_report(addr, &tax_id, timeout))
-            .await
-            .map_err(|e| BureauError::Protocol(e.to_string()))??;
+        // Nothing below runs on a thread of its own: when `timeout-duration` passes, the
+        // breaker drops this future, which drops reqwest's request and closes its connection.
+        let score = self.get_report(app).await?;
         self.cache.put_aged(&app.tax_id, score, Duration::ZERO);
         Ok(Decision::Bureau { score })
+    }
+
+    /// `GET /v2/credit-reports/{tax_id}`, unprotected: the score on 200, the status otherwise,
+    /// and a [`BureauError::Protocol`] naming what was wrong with a 200 that is not a report.
+    pub(crate) async fn get_report(&self, app: &Application) -> Result<u32, BureauError> {
+        let _in_flight = InFlight::enter(&self.stats.in_flight, &app.id);
+        let tax_id = app.tax_id.as_str();
+        let mut url = self.reports.clone();
+        url.path_segments_mut()
+            .map_err(|()| BureauError::Protocol(format!("{} takes no path", self.reports)))?
+            // Percent-encoded: a `/` or `?` in a tax id stays inside its segment.
+            .push(tax_id);
+        let response = self
+            .http
+            .get(url)
+            .header(ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(transport)?;
+        let status = response.status();
+        if status != StatusCode::OK {
+            return Err(BureauError::Status(status.as_u16()));
+        }
+        let body = response.bytes().await.map_err(transport)?;
+        let report: CreditReport = serde_json::from_slice(&body).map_err(|e| {
+            BureauError::Protocol(format!(
+                "the 200 body is not a credit report ({e}): {:?}",
+                String::from_utf8_lossy(&body[..body.len().min(200)])
+            ))
+        })?;
+        if report.tax_id != tax_id {
+            return Err(BureauError::Protocol(format!(
+                "asked about {tax_id:?}, the report is about {:?}",
+                report.tax_id
+            )));
+        }
+        Ok(report.score)
     }
 
     /// The contract's fallback (docs/CREDIT_BUREAU.md §6): a 4xx goes back to the applicant as
@@ -229,6 +300,9 @@ impl CreditCheck {
             }
             CallError::TimedOut(_) => {
                 self.stats.timed_out.fetch_add(1, Ordering::SeqCst);
+                if lock(&self.stats.in_flight).contains(&app.id) {
+                    self.stats.outlived_timeout.fetch_add(1, Ordering::SeqCst);
+                }
             }
             // A failed call, or any way of ending a later version adds.
             _ => {
@@ -270,38 +344,45 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// One blocking `GET /v2/credit-reports/{tax_id}` over HTTP/1.1; the score on 200.
-fn get_report(addr: SocketAddr, tax_id: &str, timeout: Duration) -> Result<u32, BureauError> {
-    let io_err = |e: io::Error| match e.kind() {
-        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => BureauError::SocketTimeout,
-        _ => BureauError::Connect(e.to_string()),
-    };
-    let mut conn = TcpStream::connect_timeout(&addr, timeout).map_err(io_err)?;
-    conn.set_read_timeout(Some(timeout)).map_err(io_err)?;
-    conn.set_write_timeout(Some(timeout)).map_err(io_err)?;
-    let request = format!(
-        "GET /v2/credit-reports/{tax_id} HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
-    );
-    conn.write_all(request.as_bytes()).map_err(io_err)?;
-    let mut response = Vec::new();
-    conn.read_to_end(&mut response)
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => BureauError::SocketTimeout,
-            _ => BureauError::Protocol(e.to_string()),
-        })?;
-    let text = String::from_utf8_lossy(&response);
-    let status = text
-        .strip_prefix("HTTP/1.1 ")
-        .and_then(|rest| rest.get(..3))
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or_else(|| BureauError::Protocol("no HTTP/1.1 status line".into()))?;
-    if status != 200 {
-        return Err(BureauError::Status(status));
+/// An application's request to the bureau, marked as under way for as long as it lives: until
+/// the request's future ends, or is dropped with the call that the breaker cancelled.
+struct InFlight<'a> {
+    ids: &'a Mutex<HashSet<String>>,
+    id: &'a str,
+}
+
+impl<'a> InFlight<'a> {
+    fn enter(ids: &'a Mutex<HashSet<String>>, id: &'a str) -> Self {
+        lock(ids).insert(id.to_owned());
+        InFlight { ids, id }
     }
-    let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
-    body.split("\"score\":")
-        .nth(1)
-        .map(|rest| rest.trim_end_matches(['}', ' ', '\n']))
-        .and_then(|n| n.parse().ok())
-        .ok_or_else(|| BureauError::Protocol(format!("no score in {body:?}")))
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        lock(self.ids).remove(self.id);
+    }
+}
+
+/// A reqwest error as the breaker's error kinds see it.
+fn transport(e: reqwest::Error) -> BureauError {
+    if e.is_timeout() {
+        BureauError::SocketTimeout
+    } else if e.is_connect() {
+        BureauError::Connect(chain(&e))
+    } else {
+        BureauError::Protocol(chain(&e))
+    }
+}
+
+/// An error and its sources, `: `-separated (reqwest's own message names only the outer one).
+fn chain(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }

@@ -1,8 +1,9 @@
 //! The staging game day (docs/GAME_DAY.md): the loan service calls a simulated credit bureau
-//! (a real HTTP/1.1 server on 127.0.0.1) through `#[circuit_breaker(name = "credit_bureau_cb")]`,
-//! at 220 applications a second over 200 workers, while the bureau goes healthy -> a burst of
-//! bad tax ids (4xx) -> a 15 s brownout -> 5xx errors -> recovery. The fallback answers from a
-//! cached score younger than 30 days, or queues the application durably and answers 202.
+//! (an axum server on 127.0.0.1, asked through reqwest, JSON both ways) through
+//! `#[circuit_breaker(name = "credit_bureau_cb")]`, at 220 applications a second over 200
+//! workers, while the bureau goes healthy -> a burst of bad tax ids (4xx) -> a 15 s brownout ->
+//! 5xx errors -> recovery. The fallback answers from a cached score younger than 30 days, or
+//! queues the application durably and answers 202.
 //!
 //! ```text
 //! cargo run --example credit_bureau -- --compressed   # every duration / 100: about 3 s

@@ -26,28 +26,37 @@ impl Shared {
     }
 
     /// In OPEN before the end of its wait: counts and publishes a rejection, without the lock,
-    /// and returns `true`. Otherwise `false`: ask [`acquire_slow`](Shared::acquire_slow).
+    /// and returns the rejection. Otherwise `None`: ask [`acquire_slow`](Shared::acquire_slow).
     #[inline(always)]
-    pub(crate) fn reject_while_open(&self) -> bool {
+    pub(crate) fn reject_while_open(&self) -> Option<CallNotPermitted> {
         if !self.tag.load().is(State::Open) {
-            return false;
+            return None;
         }
         let now = self.clock.now();
-        if now.unix_nanos() > self.retry_after.load(Ordering::Acquire) {
-            return false;
+        let retry_after = self.retry_after.load(Ordering::Acquire);
+        if now.unix_nanos() > retry_after {
+            return None;
         }
         self.not_permitted.fetch_add(1, Ordering::Relaxed);
         if self.wants_call_events() {
             self.publish_rejection(now);
         }
-        true
+        Some(self.not_permitted_error(State::Open, retry_after - now.unix_nanos()))
     }
 
-    /// The error for a rejected call (and its rate-limited log line).
+    /// The error for a rejected call (and its rate-limited log line); `remaining_nanos` is
+    /// what is left of OPEN's wait (ignored in other states).
     #[inline]
-    pub(crate) fn not_permitted_error(&self, state: State) -> CallNotPermitted {
+    pub(crate) fn not_permitted_error(
+        &self,
+        state: State,
+        remaining_nanos: u64,
+    ) -> CallNotPermitted {
         self.rejections.note(self.name(), state, &self.clock);
-        CallNotPermitted::new(self.shared_name(), state)
+        match state {
+            State::Open => CallNotPermitted::open(self.shared_name(), remaining_nanos),
+            _ => CallNotPermitted::new(self.shared_name(), state),
+        }
     }
 
     /// Records the outcome of a call granted by state `state_id` at `start`, taking the time

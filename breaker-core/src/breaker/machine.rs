@@ -52,7 +52,10 @@ impl Shared {
         self.publish(&pending, now);
         match granted {
             Ok(id) => Ok(Permit::new(self, id, now)),
-            Err(state) => Err(self.not_permitted_error(state)),
+            Err(state) => {
+                let remaining = self.retry_after.load(Ordering::Acquire);
+                Err(self.not_permitted_error(state, remaining.saturating_sub(now.unix_nanos())))
+            }
         }
     }
 

@@ -5,16 +5,14 @@ use std::future::Future;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use pin_project_lite::pin_project;
 
-use crate::breaker::warned::Warning;
 use crate::breaker::CircuitBreaker;
 use crate::call::permit::Permit;
+use crate::call::timeout::Timer;
 use crate::classify::{Classify, Outcome};
 use crate::error::{CallError, CallTimedOut};
-use crate::log_safe::LogSafe;
 
 pin_project! {
     /// An async protected call.
@@ -46,17 +44,6 @@ enum Stage<'a> {
     Start,
     Running(Permit<'a>),
     Done,
-}
-
-pin_project! {
-    /// The timeout of a running call. Its sleep is polled outside Tokio's cooperative budget,
-    /// as `tokio::time::timeout` does when the call has spent the budget: a busy call still
-    /// times out.
-    struct Timer {
-        #[pin]
-        sleep: tokio::task::Unconstrained<tokio::time::Sleep>,
-        limit: Duration,
-    }
 }
 
 impl<'a, F, C: ?Sized, M> Call<'a, F, C, M> {
@@ -96,9 +83,7 @@ where
                     }
                 }
                 if let Some(limit) = this.breaker.config().timeout_duration() {
-                    if let Some(sleep) = start_timer(this.breaker, limit) {
-                        this.timer.set(Some(Timer { sleep, limit }));
-                    }
+                    this.timer.set(Timer::start(&this.breaker.shared, limit));
                 }
             }
             Stage::Done => panic!("a breaker's call future was polled after it completed"),
@@ -119,11 +104,9 @@ where
             return Poll::Ready(result.map_err(CallError::Failed));
         }
         if let Some(timer) = this.timer.as_mut().as_pin_mut() {
-            let timer = timer.project();
-            if timer.sleep.poll(cx).is_ready() {
+            if let Poll::Ready(limit) = timer.poll_expired(cx) {
                 // The call is cancelled: `fut` is not polled again, and is dropped with this
                 // future. It counts as a failure that took at least the timeout.
-                let limit = *timer.limit;
                 if let Stage::Running(permit) = std::mem::replace(this.stage, Stage::Done) {
                     let elapsed = permit.elapsed().max(limit);
                     permit.record(Outcome::Failure, elapsed);
@@ -133,46 +116,6 @@ where
             }
         }
         Poll::Pending
-    }
-}
-
-/// The sleep that enforces `timeout-duration`, if the call runs where it can be enforced: on a
-/// Tokio runtime with its time driver. Elsewhere the call runs without a timeout, and the
-/// breaker says so once (not once per call).
-#[cold]
-fn start_timer(
-    breaker: &CircuitBreaker,
-    limit: Duration,
-) -> Option<tokio::task::Unconstrained<tokio::time::Sleep>> {
-    let shared = &breaker.shared;
-    if shared.warned.has(Warning::TimeoutWithoutTimeDriver) {
-        return None;
-    }
-    if tokio::runtime::Handle::try_current().is_err() {
-        if shared.warned.first(Warning::TimeoutWithoutRuntime) {
-            tracing::warn!(
-                breaker = %LogSafe(breaker.name()),
-                "timeout-duration is set but an async call runs outside a Tokio runtime: it \
-                 runs without a timeout (said once per breaker)"
-            );
-        }
-        return None;
-    }
-    // Tokio offers no way to ask whether the runtime has a time driver; creating a sleep on
-    // one without panics, so that panic is caught here (once: the breaker stops trying).
-    match catch_unwind(|| tokio::time::sleep(limit)) {
-        Ok(sleep) => Some(tokio::task::unconstrained(sleep)),
-        Err(_) => {
-            if shared.warned.first(Warning::TimeoutWithoutTimeDriver) {
-                tracing::warn!(
-                    breaker = %LogSafe(breaker.name()),
-                    "timeout-duration is set but the Tokio runtime has no time driver \
-                     (build it with enable_time() or enable_all()): this breaker's calls run \
-                     without a timeout"
-                );
-            }
-            None
-        }
     }
 }
 

@@ -17,6 +17,7 @@ use crate::log_safe::LogSafe;
 
 pub(crate) mod future;
 pub(crate) mod permit;
+pub(crate) mod timeout;
 
 impl CircuitBreaker {
     /// Runs `fut` if the breaker permits, timing it and recording its result: every error a

@@ -17,7 +17,6 @@ use crate::classify::Outcome;
 #[cfg(feature = "tower")]
 use crate::config::Config;
 use crate::error::CallNotPermitted;
-use crate::state::State;
 use crate::time::timestamp::{duration_nanos, Timestamp};
 
 impl Shared {
@@ -33,8 +32,8 @@ impl Shared {
         if let Some((state_id, start)) = self.begin_unlimited() {
             return Ok(Permit::new(self, state_id, start));
         }
-        if self.reject_while_open() {
-            return Err(self.not_permitted_error(State::Open));
+        if let Some(rejected) = self.reject_while_open() {
+            return Err(rejected);
         }
         self.acquire_slow()
     }
@@ -200,11 +199,25 @@ impl OwnedPermit {
         &self.breaker.config
     }
 
+    /// The breaker that granted the permit.
+    pub(crate) fn breaker(&self) -> &Shared {
+        &self.breaker
+    }
+
     /// Records the outcome of a call that took the time since the permit was granted.
     #[inline]
     pub(crate) fn finish(mut self, outcome: Outcome) {
         if let Some(grant) = self.grant.take() {
             grant.finish(&self.breaker, outcome);
+        }
+    }
+
+    /// The call ran into `timeout-duration`: a failure that took at least `limit`.
+    #[cold]
+    pub(crate) fn timed_out(mut self, limit: Duration) {
+        if let Some(grant) = self.grant.take() {
+            let elapsed = grant.elapsed(&self.breaker).max(limit);
+            grant.record(&self.breaker, Outcome::Failure, elapsed);
         }
     }
 

@@ -23,6 +23,8 @@ const MAX_COUNT_WINDOW_SIZE: u32 = 10_000_000;
 const MAX_TIME_WINDOW_SECONDS: u32 = 86_400;
 /// Largest `permitted-number-of-calls-in-half-open-state` accepted.
 const MAX_HALF_OPEN_PERMITS: u32 = 10_000_000;
+/// Largest `event-consumer-buffer-size` accepted (each kept event is about 40 bytes).
+const MAX_EVENT_BUFFER_SIZE: u32 = 100_000;
 /// Longest duration any key accepts: 100 years of 365 days (36,500 days). The breaker's
 /// timestamps are nanoseconds since 1970 in a `u64`, which end in 2554; a timestamp of today
 /// plus this still fits until the year 2454, so no wait, threshold or timeout can overflow
@@ -199,6 +201,24 @@ key_table! {
         kind: Decimal,
         limit: Limit::Fraction,
     }
+    /// The operations surface's health endpoint reports this breaker.
+    RegisterHealthIndicator {
+        name: REGISTER_HEALTH_INDICATOR = "register-health-indicator",
+        kind: Bool,
+        limit: Limit::None,
+    }
+    /// In the health endpoint, this breaker OPEN makes the service DOWN.
+    AllowHealthIndicatorToFail {
+        name: ALLOW_HEALTH_INDICATOR_TO_FAIL = "allow-health-indicator-to-fail",
+        kind: Bool,
+        limit: Limit::None,
+    }
+    /// Recent events the operations surface keeps for this breaker.
+    EventConsumerBufferSize {
+        name: EVENT_CONSUMER_BUFFER_SIZE = "event-consumer-buffer-size",
+        kind: Count,
+        limit: Limit::Events { max: MAX_EVENT_BUFFER_SIZE },
+    }
     /// In a configuration file: the shared config an entry starts from.
     BaseConfig {
         name: BASE_CONFIG = "base-config",
@@ -246,6 +266,8 @@ pub(crate) enum Limit {
     None,
     /// A whole number of calls from 1 to `max` (no upper bound when `None`).
     Calls { max: Option<u32> },
+    /// A whole number of events from 0 to `max`.
+    Events { max: u32 },
     /// A whole number from 1: up to `calls` calls for a count-based window, up to `seconds`
     /// seconds for a time-based one.
     WindowSize { calls: u32, seconds: u32 },
@@ -309,6 +331,13 @@ impl Key {
             (Limit::None, _) => Ok(()),
             (Limit::Calls { max }, Value::Count(n)) => {
                 if n >= 1 && max.is_none_or(|max| n <= max) {
+                    Ok(())
+                } else {
+                    reject(n.to_string())
+                }
+            }
+            (Limit::Events { max }, Value::Count(n)) => {
+                if n <= max {
                     Ok(())
                 } else {
                     reject(n.to_string())
@@ -380,6 +409,9 @@ impl Limit {
         match self {
             Limit::None => Cow::Borrowed("any value"),
             Limit::Calls { max: None } => Cow::Borrowed("a whole number of calls, at least 1"),
+            Limit::Events { max } => {
+                Cow::Owned(format!("a whole number of events from 0 to {max}"))
+            }
             Limit::Calls { max: Some(max) } => {
                 Cow::Owned(format!("a whole number of calls from 1 to {max}"))
             }

@@ -52,6 +52,9 @@ pub struct Config {
     max_wait_duration_in_half_open_state: Duration,
     transition_to_state_after_wait_duration: State,
     timeout_duration: Option<Duration>,
+    register_health_indicator: bool,
+    allow_health_indicator_to_fail: bool,
+    event_consumer_buffer_size: u32,
     record_exceptions: Arc<[ErrorKind]>,
     ignore_exceptions: Arc<[ErrorKind]>,
     /// Whether CLOSED may record without the lock (count windows up to 2,047 calls). Only
@@ -96,6 +99,9 @@ impl Default for Config {
             max_wait_duration_in_half_open_state: Duration::ZERO,
             transition_to_state_after_wait_duration: State::Open,
             timeout_duration: None,
+            register_health_indicator: false,
+            allow_health_indicator_to_fail: false,
+            event_consumer_buffer_size: 100,
             record_exceptions: Arc::from([]),
             ignore_exceptions: Arc::from([]),
             lock_free_window: TestKnob(true),
@@ -240,6 +246,25 @@ impl Config {
     /// a Tokio runtime with time enabled; synchronous calls cannot be cancelled and ignore it.
     pub fn timeout_duration(&self) -> Option<Duration> {
         self.timeout_duration
+    }
+
+    /// `register-health-indicator` (default `false`): the operations surface's health endpoint
+    /// reports this breaker (feature `admin`).
+    pub fn register_health_indicator(&self) -> bool {
+        self.register_health_indicator
+    }
+
+    /// `allow-health-indicator-to-fail` (default `false`): in the health endpoint, this breaker
+    /// OPEN makes the service DOWN; otherwise it is shown as `CIRCUIT_OPEN` and the service
+    /// stays UP.
+    pub fn allow_health_indicator_to_fail(&self) -> bool {
+        self.allow_health_indicator_to_fail
+    }
+
+    /// `event-consumer-buffer-size` (default 100): how many recent events the operations
+    /// surface keeps for this breaker (feature `admin`; 0 keeps none).
+    pub fn event_consumer_buffer_size(&self) -> u32 {
+        self.event_consumer_buffer_size
     }
     /// `record-exceptions` (default none): when set, only errors of these kinds are failures and
     /// every other error (not ignored) is a success, as in Resilience4j.
@@ -408,6 +433,24 @@ impl ConfigBuilder {
         self
     }
 
+    /// `register-health-indicator`: report this breaker in the health endpoint.
+    pub fn register_health_indicator(mut self, register: bool) -> Self {
+        self.config.register_health_indicator = register;
+        self
+    }
+
+    /// `allow-health-indicator-to-fail`: let this breaker OPEN make the health endpoint DOWN.
+    pub fn allow_health_indicator_to_fail(mut self, allow: bool) -> Self {
+        self.config.allow_health_indicator_to_fail = allow;
+        self
+    }
+
+    /// `event-consumer-buffer-size`: recent events kept for the events endpoint (0 to 100,000).
+    pub fn event_consumer_buffer_size(mut self, events: u32) -> Self {
+        self.config.event_consumer_buffer_size = events;
+        self
+    }
+
     /// `record-exceptions`: only errors of these kinds are failures (replaces any earlier list;
     /// an empty list records every error).
     pub fn record_exceptions(mut self, kinds: impl IntoIterator<Item = ErrorKind>) -> Self {
@@ -469,6 +512,10 @@ impl ConfigBuilder {
             (
                 Key::TransitionToStateAfterWaitDuration,
                 Value::State(c.transition_to_state_after_wait_duration),
+            ),
+            (
+                Key::EventConsumerBufferSize,
+                Value::Count(c.event_consumer_buffer_size),
             ),
         ];
         for (key, value) in checks {

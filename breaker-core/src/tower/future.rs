@@ -4,39 +4,48 @@ use std::fmt;
 use std::future::Future;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
 use crate::call::permit::OwnedPermit;
+use crate::call::timeout::Timer;
 use crate::classify::Classify;
-use crate::error::CallNotPermitted;
+use crate::error::{CallNotPermitted, CallTimedOut};
 use crate::tower::error::BreakerError;
 
 pin_project! {
     /// The response of a [`CircuitBreakerService`](crate::tower::CircuitBreakerService): the
-    /// inner service's future, polled in place under the request's permit, or a rejection.
+    /// inner service's future `F`, polled in place under the request's permit (and the
+    /// breaker's `timeout-duration`, if it has one), the fallback's future `G`, or a rejection.
     ///
     /// When the inner future finishes, its result is classified and recorded. Dropped before
     /// that, it gives the permit back and records nothing.
-    pub struct ResponseFuture<F, C> {
+    pub struct ResponseFuture<F, C, G> {
         #[pin]
-        kind: Kind<F>,
+        kind: Kind<F, G>,
         classify: C,
     }
 }
 
 pin_project! {
     #[project = KindProj]
-    enum Kind<F> {
+    enum Kind<F, G> {
         Called {
             // Fields drop in this order: the inner future first, so that a cancelled request
             // holds its permit until everything the inner future owns is gone (as the core's
             // call future does).
             #[pin]
             fut: F,
+            // Boxed: only a breaker with `timeout-duration` has one, and held in place it would
+            // make every response future (and every move of one) several times larger.
+            timer: Option<Pin<Box<Timer>>>,
             // `None` once the result is recorded.
             permit: Option<OwnedPermit>,
+        },
+        Fallback {
+            #[pin]
+            fut: G,
         },
         Rejected {
             // `None` once returned.
@@ -45,14 +54,27 @@ pin_project! {
     }
 }
 
-impl<F, C> ResponseFuture<F, C> {
-    #[inline]
+impl<F, C, G> ResponseFuture<F, C, G> {
+    #[inline(always)]
     pub(crate) fn called(fut: F, permit: OwnedPermit, classify: C) -> Self {
+        let timer = match permit.config().timeout_duration() {
+            Some(limit) => boxed_timer(&permit, limit),
+            None => None,
+        };
         ResponseFuture {
             kind: Kind::Called {
                 fut,
+                timer,
                 permit: Some(permit),
             },
+            classify,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn fallback(fut: G, classify: C) -> Self {
+        ResponseFuture {
+            kind: Kind::Fallback { fut },
             classify,
         }
     }
@@ -66,15 +88,45 @@ impl<F, C> ResponseFuture<F, C> {
     }
 }
 
-impl<F, C, T, E> Future for ResponseFuture<F, C>
+/// Whether the request's timeout has fired; if it has, the request is cancelled: the inner
+/// future is not polled again, and is dropped with the response future. A failure that took at
+/// least the timeout.
+#[cold]
+#[inline(never)]
+fn poll_timer<T, E>(
+    timer: &mut Pin<Box<Timer>>,
+    permit: &mut Option<OwnedPermit>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<T, BreakerError<E>>> {
+    let Poll::Ready(limit) = timer.as_mut().poll_expired(cx) else {
+        return Poll::Pending;
+    };
+    let permit = permit
+        .take()
+        .expect("a breaker's response future was polled after it completed");
+    let name = permit.breaker().shared_name();
+    permit.timed_out(limit);
+    Poll::Ready(Err(BreakerError::TimedOut(CallTimedOut::new(name, limit))))
+}
+
+/// The request's timer, boxed (see `Kind::Called`); out of line, so the common case (no
+/// timeout) stays small.
+#[cold]
+#[inline(never)]
+fn boxed_timer(permit: &OwnedPermit, limit: std::time::Duration) -> Option<Pin<Box<Timer>>> {
+    Timer::start(permit.breaker(), limit).map(Box::pin)
+}
+
+impl<F, C, G, T, E> Future for ResponseFuture<F, C, G>
 where
     F: Future<Output = Result<T, E>>,
+    G: Future<Output = Result<T, E>>,
     C: Classify<T, E>,
     E: 'static,
 {
     type Output = Result<T, BreakerError<E>>;
 
-    #[inline]
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         match this.kind.project() {
@@ -84,7 +136,8 @@ where
                     .expect("a breaker's response future was polled after it completed");
                 Poll::Ready(Err(BreakerError::Rejected(error)))
             }
-            KindProj::Called { fut, permit } => {
+            KindProj::Fallback { fut } => fut.poll(cx).map_err(BreakerError::Inner),
+            KindProj::Called { fut, timer, permit } => {
                 let polled = match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
                     Ok(polled) => polled,
                     Err(panic) => match permit.take() {
@@ -92,22 +145,28 @@ where
                         None => resume_unwind(panic),
                     },
                 };
-                let result = ready!(polled);
-                if let Some(permit) = permit.take() {
-                    let outcome = permit.config().classify(this.classify, &result);
-                    permit.finish(outcome);
+                if let Poll::Ready(result) = polled {
+                    if let Some(permit) = permit.take() {
+                        let outcome = permit.config().classify(this.classify, &result);
+                        permit.finish(outcome);
+                    }
+                    return Poll::Ready(result.map_err(BreakerError::Inner));
                 }
-                Poll::Ready(result.map_err(BreakerError::Inner))
+                match timer {
+                    Some(timer) => poll_timer(timer, permit, cx),
+                    None => Poll::Pending,
+                }
             }
         }
     }
 }
 
-impl<F, C> fmt::Debug for ResponseFuture<F, C> {
+impl<F, C, G> fmt::Debug for ResponseFuture<F, C, G> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("ResponseFuture");
         match &self.kind {
             Kind::Called { permit, .. } => d.field("permit", permit),
+            Kind::Fallback { .. } => d.field("fallback", &true),
             Kind::Rejected { error } => d.field("rejected", error),
         };
         d.finish_non_exhaustive()

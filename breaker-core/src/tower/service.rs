@@ -1,51 +1,69 @@
 //! [`CircuitBreakerService`]: the service the layer wraps around another.
 
 use std::fmt;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use tower_service::Service;
 
 use crate::breaker::CircuitBreaker;
 use crate::classify::{Classifier, Classify};
 use crate::tower::error::BreakerError;
+use crate::tower::fallback::{Fallback, FallbackService, NoFallback};
 use crate::tower::future::ResponseFuture;
+use crate::tower::select::Breakers;
 
-/// A [`Service`] that protects `S` with a [`CircuitBreaker`]; see the [module docs](crate::tower).
+/// A [`Service`] that protects `S` with a circuit breaker; see the [module docs](crate::tower).
 ///
-/// Cloning it clones the inner service and the breaker's handle: the clones share the breaker.
+/// `B` picks the breaker for each request ([`CircuitBreaker`]: one for all, or
+/// [`PerKey`](crate::tower::PerKey)), `C` classifies results, `F` answers rejected requests
+/// ([`NoFallback`] or a [`FallbackService`]). Usually built by a
+/// [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer).
+///
+/// Cloning it clones the inner service and the breakers' handles: the clones share the
+/// breakers.
 #[derive(Clone)]
-pub struct CircuitBreakerService<S, C = Classifier> {
+pub struct CircuitBreakerService<S, C = Classifier, B = CircuitBreaker, F = NoFallback> {
     inner: S,
-    breaker: CircuitBreaker,
+    breakers: B,
     classify: C,
+    fallback: F,
 }
 
 impl<S> CircuitBreakerService<S> {
     /// Protects `inner` with `breaker`, counting every error as a failure (under the breaker's
     /// configured error kinds).
     pub fn new(inner: S, breaker: CircuitBreaker) -> Self {
-        CircuitBreakerService {
-            inner,
-            breaker,
-            classify: Classifier::new(),
-        }
+        CircuitBreakerService::with_parts(inner, breaker, Classifier::new(), NoFallback)
     }
 }
 
-impl<S, C> CircuitBreakerService<S, C> {
-    /// The same service, classifying results with `classify` (under the breaker's configured
-    /// error kinds).
-    pub fn classify<D>(self, classify: D) -> CircuitBreakerService<S, D> {
+impl<S, C, B, F> CircuitBreakerService<S, C, B, F> {
+    pub(crate) fn with_parts(inner: S, breakers: B, classify: C, fallback: F) -> Self {
         CircuitBreakerService {
-            inner: self.inner,
-            breaker: self.breaker,
+            inner,
+            breakers,
             classify,
+            fallback,
         }
     }
 
-    /// The breaker that protects the service.
-    pub fn breaker(&self) -> &CircuitBreaker {
-        &self.breaker
+    /// The same service, classifying results with `classify` (under the breaker's configured
+    /// error kinds).
+    pub fn classify<D>(self, classify: D) -> CircuitBreakerService<S, D, B, F> {
+        CircuitBreakerService::with_parts(self.inner, self.breakers, classify, self.fallback)
+    }
+
+    /// The same service, answering rejected requests with `fallback` (see
+    /// [`FallbackService`]).
+    pub fn fallback<G>(self, fallback: G) -> CircuitBreakerService<S, C, B, FallbackService<G>> {
+        let fallback = FallbackService::new(fallback);
+        CircuitBreakerService::with_parts(self.inner, self.breakers, self.classify, fallback)
+    }
+
+    /// What picks the breaker for each request: the [`CircuitBreaker`], or the
+    /// [`PerKey`](crate::tower::PerKey) group.
+    pub fn breakers(&self) -> &B {
+        &self.breakers
     }
 
     /// The inner service.
@@ -64,41 +82,58 @@ impl<S, C> CircuitBreakerService<S, C> {
     }
 }
 
-impl<S, C, Request> Service<Request> for CircuitBreakerService<S, C>
+impl<S, C, F> CircuitBreakerService<S, C, CircuitBreaker, F> {
+    /// The breaker that protects the service.
+    pub fn breaker(&self) -> &CircuitBreaker {
+        &self.breakers
+    }
+}
+
+impl<S, C, B, F, Request> Service<Request> for CircuitBreakerService<S, C, B, F>
 where
     S: Service<Request>,
     S::Error: 'static,
     C: Classify<S::Response, S::Error> + Clone,
+    B: Breakers<Request>,
+    F: Fallback<Request, S::Response, S::Error>,
 {
     type Response = S::Response;
     type Error = BreakerError<S::Error>;
-    type Future = ResponseFuture<S::Future, C>;
+    type Future = ResponseFuture<S::Future, C, F::Future>;
 
-    /// Asks the inner service only: no permit is taken or held here (see the
-    /// [module docs](crate::tower)).
+    /// Ready when the inner service is (and the fallback, if there is one): no permit is taken
+    /// or held here (see the [module docs](crate::tower)).
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx).map_err(BreakerError::Inner)
+        ready!(self.inner.poll_ready(cx)).map_err(BreakerError::Inner)?;
+        self.fallback.poll_ready(cx).map_err(BreakerError::Inner)
     }
 
-    /// Asks the breaker for a permit: if granted, calls the inner service under it; if not,
-    /// returns a future that fails at once with [`BreakerError::Rejected`].
+    /// Asks the request's breaker for a permit: if granted, calls the inner service under it;
+    /// if not, hands the request to the fallback, or returns a future that fails at once with
+    /// [`BreakerError::Rejected`].
     #[inline]
     fn call(&mut self, request: Request) -> Self::Future {
-        match self.breaker.shared.acquire_owned() {
+        let acquired = self
+            .breakers
+            .with_breaker(&request, |breaker| breaker.shared.acquire_owned());
+        match acquired {
             Ok(permit) => {
                 ResponseFuture::called(self.inner.call(request), permit, self.classify.clone())
             }
-            Err(rejected) => ResponseFuture::rejected(rejected, self.classify.clone()),
+            Err(rejected) => match self.fallback.call(request, rejected) {
+                Ok(fut) => ResponseFuture::fallback(fut, self.classify.clone()),
+                Err(rejected) => ResponseFuture::rejected(rejected, self.classify.clone()),
+            },
         }
     }
 }
 
-impl<S: fmt::Debug, C> fmt::Debug for CircuitBreakerService<S, C> {
+impl<S: fmt::Debug, C, B: fmt::Debug, F> fmt::Debug for CircuitBreakerService<S, C, B, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CircuitBreakerService")
             .field("inner", &self.inner)
-            .field("breaker", &self.breaker.name())
+            .field("breakers", &self.breakers)
             .finish_non_exhaustive()
     }
 }

@@ -102,6 +102,9 @@ fn apply(
             b.transition_to_state_after_wait_duration(value.state())
         }
         Key::TimeoutDuration => b.timeout_duration(Some(value.duration())),
+        Key::RegisterHealthIndicator => b.register_health_indicator(value.bool()),
+        Key::AllowHealthIndicatorToFail => b.allow_health_indicator_to_fail(value.bool()),
+        Key::EventConsumerBufferSize => b.event_consumer_buffer_size(value.count()),
         Key::RecordExceptions => b.record_exceptions(error_kinds(doc, owner, entry, kinds)?),
         Key::IgnoreExceptions => b.ignore_exceptions(error_kinds(doc, owner, entry, kinds)?),
         Key::BaseConfig => b,

@@ -234,7 +234,9 @@ mod tests {
             let limit = key.limit();
             let value = match limit {
                 Limit::None | Limit::OpenOrClosed => continue,
-                Limit::Calls { max: Some(max) } => (u64::from(max) + 1).to_string(),
+                Limit::Calls { max: Some(max) } | Limit::Events { max } => {
+                    (u64::from(max) + 1).to_string()
+                }
                 Limit::Calls { max: None } | Limit::Percent | Limit::Positive => "0".to_owned(),
                 Limit::Fraction => "1.5".to_owned(),
                 Limit::WindowSize { calls, .. } => (u64::from(calls) + 1).to_string(),
@@ -249,7 +251,7 @@ mod tests {
             assert_eq!(err.expected(), Some(&*expected), "{err}");
             checked += 1;
         }
-        assert_eq!(checked, 11);
+        assert_eq!(checked, 12);
     }
 
     #[test]

@@ -7,14 +7,9 @@
 
 use crate::config::keys::Key;
 
-/// Spring keys that configure Spring Boot itself (actuator health, the event buffer, stack
-/// traces of Java exceptions): accepted so a pasted Spring file loads, and ignored.
-const IGNORED: [&str; 4] = [
-    "register-health-indicator",
-    "allow-health-indicator-to-fail",
-    "event-consumer-buffer-size",
-    "writable-stack-trace-enabled",
-];
+/// Spring keys without a meaning here (stack traces of Java exceptions): accepted so a pasted
+/// Spring file loads, and ignored.
+const IGNORED: [&str; 1] = ["writable-stack-trace-enabled"];
 
 /// Spring keys with behaviour breaker does not have: an error that says what to do instead.
 const UNSUPPORTED: [(&str, &str); 7] = [
@@ -294,7 +289,15 @@ mod tests {
     fn spring_only_keys_are_ignored_or_explained() {
         assert_eq!(
             lookup("registerHealthIndicator"),
-            Lookup::Ignored("register-health-indicator")
+            Lookup::Known(Key::RegisterHealthIndicator)
+        );
+        assert_eq!(
+            lookup("eventConsumerBufferSize"),
+            Lookup::Known(Key::EventConsumerBufferSize)
+        );
+        assert_eq!(
+            lookup("writableStackTraceEnabled"),
+            Lookup::Ignored("writable-stack-trace-enabled")
         );
         assert!(matches!(
             lookup("record-failure-predicate"),
