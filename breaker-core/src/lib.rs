@@ -87,6 +87,7 @@ pub use crate::event::{Event, EventKind, TransitionCause};
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use crate::export::metrics::MetricsExport;
+pub use crate::log_safe::LogSafe;
 pub use crate::registry::builder::RegistryBuilder;
 pub use crate::registry::global::InstallGlobalError;
 pub use crate::registry::hooks::RegistryEvent;

@@ -8,8 +8,19 @@ use std::fmt;
 /// `text` as it may appear in a log line: control characters (C0, DEL, C1), the Unicode line
 /// and paragraph separators and the bidirectional-text controls are written as escapes
 /// (`\n`, `\r`, `\t`, `\u{1b}`, ...). Any other text is written as it is.
+///
+/// Every log line and error message of breaker writes outside text (breaker names and keys,
+/// file names, values from a file or from Redis) through it; code built on breaker (the
+/// operations surface, a service's own logging of breaker names) can do the same.
+///
+/// ```
+/// use breaker_core::LogSafe;
+///
+/// let name = "tenant\nINFO forged line";
+/// assert_eq!(LogSafe(name).to_string(), "tenant\\nINFO forged line");
+/// ```
 #[derive(Clone, Copy)]
-pub(crate) struct LogSafe<'a>(pub(crate) &'a str);
+pub struct LogSafe<'a>(pub &'a str);
 
 /// Whether `c` must not reach a log line as it is.
 fn needs_escape(c: char) -> bool {

@@ -260,3 +260,36 @@ fn replace_gives_the_name_to_a_new_breaker_and_holders_keep_the_old_one() {
         ["+productService/2", "productService/2->productService/5"]
     );
 }
+
+/// A hook that belongs to an owner hears changes while the owner lives, and leaves the
+/// registry at the first change after the owner is dropped: owners built and dropped again
+/// (an admin surface per test, say) leave nothing behind.
+#[test]
+fn an_owned_hook_leaves_with_its_owner() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let registry = Registry::builder().build();
+    let before = registry.registry_hooks();
+    let owner = Arc::new(AtomicUsize::new(0));
+    registry.on_registry_event_for(&owner, |added, event| {
+        if let breaker_core::RegistryEvent::Added(_) = event {
+            added.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    registry.breaker("owned-a");
+    assert_eq!(owner.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.registry_hooks(), before + 1);
+
+    drop(owner);
+    registry.breaker("owned-b");
+    assert_eq!(
+        registry.registry_hooks(),
+        before,
+        "the hook left with its owner"
+    );
+    // Plain hooks stay.
+    registry.on_registry_event(|_| {});
+    registry.breaker("owned-c");
+    assert_eq!(registry.registry_hooks(), before + 1);
+}

@@ -6,11 +6,13 @@
 //! cases, so they are `#[inline(always)]` where the bench asked for it.
 
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use crate::breaker::shared::Shared;
 use crate::breaker::tag::StateTag;
 use crate::classify::Outcome;
 use crate::error::CallNotPermitted;
+use crate::event::EventKind;
 use crate::state::State;
 use crate::time::timestamp::Timestamp;
 use crate::window::closed::{ClosedWindow, Recorded};
@@ -90,10 +92,11 @@ impl Shared {
         self.complete_locked(permit_id, outcome, elapsed_nanos, now, position);
     }
 
-    /// Records a call in CLOSED's window without the lock. Returns an error (nothing recorded)
-    /// if the breaker is not CLOSED, someone listens for call events, or the window has moved
-    /// on to a later CLOSED state since the state was read; in the last case the error holds
-    /// the ring position the call took, for the locked path to record it there.
+    /// Records a call in CLOSED's window without the lock, and publishes its event if anyone
+    /// listens (with the metrics of the window's totals after it, so that listening costs no
+    /// lock either). Returns an error (nothing recorded) if the breaker is not CLOSED, or the
+    /// window has moved on to a later CLOSED state since the state was read; then the error
+    /// holds the ring position the call took, for the locked path to record it there.
     ///
     /// A call that read CLOSED and records after the breaker left it counts in the window it
     /// read, which OPEN carries on (as a call finishing an instant earlier would have).
@@ -106,19 +109,36 @@ impl Shared {
         now: Timestamp,
     ) -> Result<(), Option<u32>> {
         let tag = self.tag.load();
-        if !tag.is(State::Closed) || self.wants_call_events() {
+        if !tag.is(State::Closed) {
             return Err(None);
         }
         // No `note_history` here: a call recorded in this window is history by itself
         // (`ClosedWindow::has_recorded`).
         let epoch = tag.id();
+        // The call's event, if anyone listens: published before anything the call causes.
+        let event = self.wants_call_events().then(|| {
+            let elapsed = Duration::from_nanos(elapsed);
+            match failed {
+                true => EventKind::Error { elapsed },
+                false => EventKind::Success { elapsed },
+            }
+        });
         match window.record(epoch, self.thresholds.outcome(failed, elapsed), false) {
             // Totals as they were: nothing for OPEN's view either, should OPEN carry them on.
-            Recorded::Unchanged => {}
+            Recorded::Unchanged => {
+                if let Some(kind) = event {
+                    match window.totals(epoch) {
+                        Some(totals) => self.publish_closed_call(kind, &totals, now),
+                        None => self.trip(epoch, now, Some(kind)),
+                    }
+                }
+            }
             Recorded::Stale(position) => return Err(Some(position)),
             Recorded::Changed(totals) => {
                 if let Verdict::Exceeded { .. } = self.thresholds.verdict(&totals) {
-                    self.trip(epoch, now);
+                    self.trip(epoch, now, event);
+                } else if let Some(kind) = event {
+                    self.publish_closed_call(kind, &totals, now);
                 }
                 if self.tag.load() != tag {
                     self.refresh_open_view(epoch, now);
@@ -142,5 +162,56 @@ impl Shared {
             let mut m = self.lock();
             self.give_back(&mut m, permit_id);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::mpsc;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use crate::event::EventKind;
+    use crate::registry::Registry;
+    use crate::state::State;
+    use crate::time::manual::ManualClock;
+
+    /// A listener (the admin's event ring, the metrics export) must not put CLOSED calls
+    /// behind the breaker's lock: with the lock held elsewhere, a listened call still
+    /// completes, and its event carries the window as it is after the call.
+    #[test]
+    fn a_listened_closed_call_takes_no_lock() {
+        let registry = Registry::builder().clock(ManualClock::new()).build();
+        let breaker = registry.breaker("listened");
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&heard);
+        let _subscription = breaker.subscribe(move |event| {
+            let m = event.metrics();
+            log.lock()
+                .unwrap()
+                .push((event.kind(), m.state, m.buffered_calls, m.failed_calls));
+        });
+
+        let held = breaker.shared.lock();
+        let (done, finished) = mpsc::channel();
+        let caller = breaker.clone();
+        std::thread::spawn(move || {
+            let _ = caller.call_sync(|| Ok::<_, ()>(1));
+            let _ = caller.call_sync(|| Err::<u32, _>(()));
+            done.send(()).unwrap();
+        });
+        // A guard against a hang, not a timing assertion: before the lock-free path published
+        // call events, the calls waited here for the lock for ever.
+        finished
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a CLOSED call with a listener waited for the breaker's lock");
+        drop(held);
+
+        let heard = heard.lock().unwrap();
+        assert_eq!(heard.len(), 2, "{heard:?}");
+        assert!(matches!(heard[0].0, EventKind::Success { .. }));
+        assert_eq!((heard[0].1, heard[0].2, heard[0].3), (State::Closed, 1, 0));
+        assert!(matches!(heard[1].0, EventKind::Error { .. }));
+        assert_eq!((heard[1].1, heard[1].2, heard[1].3), (State::Closed, 2, 1));
     }
 }

@@ -294,24 +294,28 @@ impl Shared {
 
     /// CLOSED state `epoch` saw a call reach a threshold without the lock: if it is still the
     /// current state, decide again under the lock (on the window as it is now) and open.
+    /// `call` is that call's event, if anyone listens: published first, and alone if another
+    /// call decided first.
     #[cold]
-    pub(crate) fn trip(&self, epoch: u64, now: Timestamp) {
+    pub(crate) fn trip(&self, epoch: u64, now: Timestamp, call: Option<EventKind>) {
         let mut pending = Pending::new();
+        if let Some(kind) = call {
+            pending.push(kind);
+        }
         {
             let mut m = self.lock();
-            if m.id != epoch || m.phase != Phase::Closed {
-                return; // another call decided first
+            // Unless another call decided first.
+            if m.id == epoch && m.phase == Phase::Closed {
+                if let Verdict::Exceeded {
+                    failure_rate,
+                    slow_call_rate,
+                } = m.metrics.verdict(now)
+                {
+                    self.push_exceeded(&mut pending, failure_rate, slow_call_rate);
+                    let cause = TransitionCause::Evaluation;
+                    self.enter(&mut m, State::Open, now, cause, &mut pending);
+                }
             }
-            let Verdict::Exceeded {
-                failure_rate,
-                slow_call_rate,
-            } = m.metrics.verdict(now)
-            else {
-                return;
-            };
-            self.push_exceeded(&mut pending, failure_rate, slow_call_rate);
-            let cause = TransitionCause::Evaluation;
-            self.enter(&mut m, State::Open, now, cause, &mut pending);
             pending.seal(&mut m, now, &self.not_permitted);
         }
         self.publish(&pending, now);

@@ -8,11 +8,13 @@
 use std::sync::atomic::Ordering;
 
 use crate::breaker::metrics::Metrics;
-use crate::breaker::shared::{Machine, Shared};
+use crate::breaker::shared::{metrics_of, Machine, Shared};
 use crate::event::{Event, EventKind, TransitionCause};
 use crate::log_safe::LogSafe;
+use crate::state::State;
 use crate::sync::AtomicU64;
 use crate::time::timestamp::Timestamp;
+use crate::window::totals::Totals;
 
 /// Events gathered under the lock and published after it is released.
 pub(crate) struct Pending {
@@ -88,6 +90,23 @@ impl Shared {
                 .load(self.not_permitted.load(Ordering::Relaxed)),
         );
         self.publish(&pending, now);
+    }
+
+    /// The event of a CLOSED call recorded without the lock, with the metrics of `totals`, the
+    /// window's totals after it.
+    ///
+    /// The one event goes straight to the listeners (no `Pending`, no transition to log): this
+    /// is the path every listened CLOSED call takes.
+    #[inline]
+    pub(crate) fn publish_closed_call(&self, kind: EventKind, totals: &Totals, now: Timestamp) {
+        let rates = self.thresholds.rates(totals);
+        let not_permitted = self.not_permitted.load(Ordering::Relaxed);
+        let metrics = metrics_of(State::Closed, totals, rates, not_permitted);
+        let event = Event::new(self.shared_name(), now, kind, None, metrics);
+        self.listeners.publish(&event);
+        if self.registry_hears() {
+            self.registry_listeners.publish(&event);
+        }
     }
 
     pub(crate) fn push_exceeded(

@@ -21,6 +21,7 @@ use crate::time::clock::Clock;
 use crate::time::scheduler::{Scheduler, TimerKey};
 use crate::time::timestamp::Timestamp;
 use crate::window::closed::{self, ClosedWindow};
+use crate::window::totals::Totals;
 use crate::window::{StateMetrics, Thresholds};
 
 /// What a breaker shares with the other breakers of its registry.
@@ -188,19 +189,29 @@ impl Machine {
 
     pub(crate) fn snapshot(&mut self, now: Timestamp, not_permitted: u64) -> Metrics {
         let totals = self.metrics.totals(now);
-        let (failure_rate, slow_call_rate) = self.metrics.rates(&totals);
-        Metrics {
-            state: self.state(),
-            failure_rate,
-            slow_call_rate,
-            buffered_calls: totals.calls,
-            failed_calls: totals.failed,
-            successful_calls: totals.calls - totals.failed,
-            slow_calls: totals.slow,
-            slow_successful_calls: totals.slow - totals.slow_failed,
-            slow_failed_calls: totals.slow_failed,
-            not_permitted_calls: not_permitted,
-        }
+        let rates = self.metrics.rates(&totals);
+        metrics_of(self.state(), &totals, rates, not_permitted)
+    }
+}
+
+/// The public snapshot of a state's window totals and rates.
+pub(crate) fn metrics_of(
+    state: State,
+    totals: &Totals,
+    (failure_rate, slow_call_rate): (Option<f32>, Option<f32>),
+    not_permitted: u64,
+) -> Metrics {
+    Metrics {
+        state,
+        failure_rate,
+        slow_call_rate,
+        buffered_calls: totals.calls,
+        failed_calls: totals.failed,
+        successful_calls: totals.calls - totals.failed,
+        slow_calls: totals.slow,
+        slow_successful_calls: totals.slow - totals.slow_failed,
+        slow_failed_calls: totals.slow_failed,
+        not_permitted_calls: not_permitted,
     }
 }
 

@@ -26,7 +26,8 @@ pub enum RegistryEvent<'a> {
     },
 }
 
-type Hook = Arc<dyn Fn(&RegistryEvent<'_>) + Send + Sync>;
+/// A hook, which returns whether it wants to hear more (`false` once its owner is gone).
+pub(crate) type Hook = Arc<dyn Fn(&RegistryEvent<'_>) -> bool + Send + Sync>;
 
 /// The registry's hooks. A change to the set of breakers is rare next to calls (once per name
 /// or key), so a mutex is fine here; no hook runs while it is held.
@@ -38,17 +39,29 @@ impl Hooks {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(hook);
     }
 
+    /// Runs every hook; those that are done are removed.
     pub(crate) fn run(&self, event: &RegistryEvent<'_>) {
         let hooks = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut done = Vec::new();
         for hook in hooks {
-            hook(event);
+            if !hook(event) {
+                done.push(hook);
+            }
         }
+        if !done.is_empty() {
+            let mut hooks = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            hooks.retain(|hook| !done.iter().any(|d| Arc::ptr_eq(d, hook)));
+        }
+    }
+
+    /// How many hooks there are.
+    pub(crate) fn len(&self) -> usize {
+        self.0.lock().map_or(0, |hooks| hooks.len())
     }
 }
 
 impl std::fmt::Debug for Hooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let count = self.0.lock().map_or(0, |hooks| hooks.len());
-        f.debug_struct("Hooks").field("count", &count).finish()
+        f.debug_struct("Hooks").field("count", &self.len()).finish()
     }
 }

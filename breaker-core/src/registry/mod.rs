@@ -112,7 +112,38 @@ impl Registry {
     where
         F: Fn(&RegistryEvent<'_>) + Send + Sync + 'static,
     {
-        self.inner.hooks.add(Arc::new(hook));
+        self.inner.hooks.add(Arc::new(move |event| {
+            hook(event);
+            true
+        }));
+    }
+
+    /// [`on_registry_event`](Registry::on_registry_event) for a hook that belongs to `owner`
+    /// (an exporter, an admin surface): the registry holds `owner` weakly, calls `hook` with it
+    /// while it lives, and drops the hook at the first change after `owner` is gone. Building
+    /// and dropping such owners leaves nothing behind in the registry.
+    pub fn on_registry_event_for<T, F>(&self, owner: &Arc<T>, hook: F)
+    where
+        T: Send + Sync + 'static,
+        F: Fn(&T, &RegistryEvent<'_>) + Send + Sync + 'static,
+    {
+        let owner = Arc::downgrade(owner);
+        self.inner
+            .hooks
+            .add(Arc::new(move |event| match owner.upgrade() {
+                Some(owner) => {
+                    hook(&owner, event);
+                    true
+                }
+                None => false,
+            }));
+    }
+
+    /// How many registry-event hooks are registered (of owners still alive, and of those gone
+    /// since the last change to the set of breakers).
+    #[doc(hidden)]
+    pub fn registry_hooks(&self) -> usize {
+        self.inner.hooks.len()
     }
 
     /// Whether two handles are the same registry.

@@ -89,7 +89,7 @@ impl Thresholds {
     }
 
     /// The failure and slow-call rates, or `None` below the minimum number of calls.
-    fn rates(&self, totals: &Totals) -> (Option<f32>, Option<f32>) {
+    pub(crate) fn rates(&self, totals: &Totals) -> (Option<f32>, Option<f32>) {
         if totals.calls == 0 || totals.calls < self.minimum_calls {
             return (None, None);
         }
