@@ -11,4 +11,13 @@ if ! command -v redis-server >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
 fi
 
+# tests/dashboard_browser.rs drives the admin dashboard in headless Chromium through
+# ChromeDriver, both from Debian (packages chromium and chromium-driver).
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    echo "scripts/test.sh: installing chromium and chromium-driver (Debian packages)" >&2
+    if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
 cargo test --workspace --all-features

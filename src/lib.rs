@@ -34,6 +34,11 @@ pub use breaker_core::tower;
 #[doc(inline)]
 pub use breaker_core::reqwest;
 
+#[cfg(feature = "admin")]
+#[cfg_attr(docsrs, doc(cfg(feature = "admin")))]
+#[doc(inline)]
+pub use breaker_admin as admin;
+
 /// Guards a function with a circuit breaker; see [the attribute's documentation](breaker_macros::circuit_breaker).
 #[cfg(feature = "macros")]
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]

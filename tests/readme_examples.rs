@@ -5,7 +5,11 @@
 use std::path::Path;
 
 /// The examples the README shows whole.
-const SHOWN: &[&str] = &["examples/axum_layer.rs", "examples/reqwest_client.rs"];
+const SHOWN: &[&str] = &[
+    "examples/axum_layer.rs",
+    "examples/reqwest_client.rs",
+    "examples/admin_mount.rs",
+];
 
 #[test]
 fn the_readme_shows_each_example_as_it_is_in_its_file() {

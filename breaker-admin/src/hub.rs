@@ -1,0 +1,381 @@
+//! What the admin keeps per breaker, and how it stays attached to the registry's set.
+//!
+//! Each breaker gets a [`Feed`] (its event ring, its state-change ring and cumulative counters)
+//! and one listener of its own ([`CircuitBreaker::subscribe`]) that writes them, and the
+//! stream's ring while a stream client is connected. The listener runs on the thread that
+//! publishes the event: it takes no lock and allocates nothing (a few atomic adds and the rings'
+//! lock-free writes). The maps below are for the HTTP side only; the call path never touches
+//! them.
+//!
+//! Breakers are attached when the admin is built and then through the registry's hook
+//! ([`Registry::on_registry_event`]): `Added` attaches, `Removed` drops the breaker's feed and
+//! unsubscribes, `Replaced` does both. The registry holds the hub weakly
+//! ([`Registry::on_registry_event_for`]) and drops the hook once the admin is gone.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+
+use breaker_core::{
+    CircuitBreaker, Event, Registry, RegistryEvent, State, Subscription, Timestamp,
+};
+
+use crate::event::{EventType, Record, Words};
+use crate::ring::Ring;
+
+/// The recent events of every breaker, for the server-sent event streams: each record is the
+/// breaker's [`Record`] words, then the breaker's id.
+#[derive(Debug)]
+pub(crate) struct StreamHub {
+    pub(crate) ring: Ring<4>,
+    /// Connected stream clients; no client, nothing is written.
+    pub(crate) clients: AtomicUsize,
+}
+
+/// How many state changes (STATE_TRANSITION and RESET events) each breaker keeps, whatever its
+/// `event-consumer-buffer-size`: `GET /dashboard/api/breakers/{name}/states`.
+pub(crate) const STATE_CHANGES_KEPT: usize = 32;
+
+/// One breaker's recent events, recent state changes and cumulative counters.
+#[derive(Debug)]
+pub(crate) struct Feed {
+    /// `event-consumer-buffer-size` records; `None` for a size of 0.
+    pub(crate) ring: Option<Ring<3>>,
+    /// The newest [`STATE_CHANGES_KEPT`] STATE_TRANSITION and RESET records: the first two of
+    /// their [`Words`] (a state change has no duration), so a busy breaker's calls never push
+    /// its state history out.
+    changes: Ring<2>,
+    pub(crate) calls: AtomicU64,
+    pub(crate) failures: AtomicU64,
+    pub(crate) slow: AtomicU64,
+    pub(crate) rejected: AtomicU64,
+    /// `slow-call-duration-threshold`: a call longer than this is slow.
+    slow_nanos: u64,
+}
+
+impl Feed {
+    fn new(breaker: &CircuitBreaker) -> Feed {
+        let config = breaker.config();
+        let size = config.event_consumer_buffer_size() as usize;
+        Feed {
+            ring: (size > 0).then(|| Ring::new(size)),
+            changes: Ring::new(STATE_CHANGES_KEPT),
+            calls: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            slow: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
+            slow_nanos: u64::try_from(config.slow_call_duration_threshold().as_nanos())
+                .unwrap_or(u64::MAX),
+        }
+    }
+
+    fn count(&self, record: &Record) {
+        let add = |counter: &AtomicU64| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        };
+        match record.kind {
+            EventType::Success | EventType::Error => {
+                add(&self.calls);
+                if record.kind == EventType::Error {
+                    add(&self.failures);
+                }
+                let nanos = record.elapsed.map_or(0, |d| d.as_nanos());
+                if nanos > u128::from(self.slow_nanos) {
+                    add(&self.slow);
+                }
+            }
+            EventType::IgnoredError => add(&self.calls),
+            EventType::NotPermitted => add(&self.rejected),
+            EventType::StateTransition
+            | EventType::Reset
+            | EventType::ForcedOpen
+            | EventType::Disabled
+            | EventType::FailureRateExceeded
+            | EventType::SlowCallRateExceeded => {}
+        }
+    }
+
+    /// The ring's records, oldest first.
+    pub(crate) fn recent(&self) -> Vec<Record> {
+        self.ring.as_ref().map_or_else(Vec::new, |ring| {
+            ring.recent()
+                .into_iter()
+                .filter_map(|(_, words)| Record::from_words(words))
+                .collect()
+        })
+    }
+
+    /// The state-change ring's records (STATE_TRANSITION and RESET), oldest first, and how many
+    /// changes it was given that it no longer holds (overwritten by newer ones, or, rarely, given
+    /// up or still being written by a concurrent publisher).
+    ///
+    /// Sorted by time, ties kept in the ring's order: two threads that change the state one
+    /// after the other publish after the breaker's lock is released, so they may reach the ring
+    /// in the other order.
+    pub(crate) fn state_changes(&self) -> (Vec<Record>, u64) {
+        let recent = self.changes.recent();
+        let missing = match recent.last() {
+            Some(&(ticket, _)) => ticket + 1 - recent.len() as u64,
+            None => self.changes.head(),
+        };
+        let mut records: Vec<Record> = recent
+            .into_iter()
+            .filter_map(|(_, [meta, at])| Record::from_words([meta, at, 0]))
+            .collect();
+        records.sort_by_key(|r| r.at);
+        (records, missing)
+    }
+}
+
+/// A breaker the admin follows.
+#[derive(Debug)]
+pub(crate) struct Tracked {
+    pub(crate) id: u64,
+    pub(crate) breaker: CircuitBreaker,
+    pub(crate) feed: Arc<Feed>,
+    /// When the admin started following the breaker (on the breaker's clock), and its state
+    /// then: the state before the first change in `feed`'s state-change ring.
+    pub(crate) since: Timestamp,
+    pub(crate) initial_state: State,
+    _subscription: Subscription,
+}
+
+impl Tracked {
+    fn new(id: u64, breaker: &CircuitBreaker, stream: &Arc<StreamHub>) -> Tracked {
+        let feed = Arc::new(Feed::new(breaker));
+        let listener = {
+            let (feed, stream) = (Arc::clone(&feed), Arc::clone(stream));
+            move |event: &Event| {
+                let Some(record) = Record::of(event) else {
+                    return;
+                };
+                feed.count(&record);
+                let words: Words = record.words();
+                if let Some(ring) = &feed.ring {
+                    ring.push(words);
+                }
+                if matches!(record.kind, EventType::StateTransition | EventType::Reset) {
+                    let [meta, at, _] = words;
+                    feed.changes.push([meta, at]);
+                }
+                if stream.clients.load(Ordering::Relaxed) > 0 {
+                    let [meta, at, elapsed] = words;
+                    stream.ring.push([meta, at, elapsed, id]);
+                }
+            }
+        };
+        // Subscribed first, then the state read: a transition made after the read is in the
+        // ring. (One published while the admin attaches can be in both, at or just before
+        // `since`; the reverse order could lose one, and with it the state for good.)
+        let subscription = breaker.subscribe(listener);
+        let (initial_state, since) = (breaker.state(), breaker.clock().now());
+        Tracked {
+            id,
+            breaker: breaker.clone(),
+            feed,
+            since,
+            initial_state,
+            _subscription: subscription,
+        }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        self.breaker.name()
+    }
+}
+
+#[derive(Default)]
+struct Maps {
+    by_name: BTreeMap<String, Arc<Tracked>>,
+    by_id: HashMap<u64, Arc<Tracked>>,
+}
+
+/// The breakers the admin follows, by name and by id.
+pub(crate) struct Hub {
+    pub(crate) registry: Registry,
+    pub(crate) stream: Arc<StreamHub>,
+    maps: RwLock<Maps>,
+    next_id: AtomicU64,
+}
+
+impl Hub {
+    /// Follows every breaker of `registry`, now and from now on.
+    pub(crate) fn attach(registry: &Registry, stream_capacity: usize) -> Arc<Hub> {
+        let hub = Arc::new(Hub {
+            registry: registry.clone(),
+            stream: Arc::new(StreamHub {
+                ring: Ring::new(stream_capacity),
+                clients: AtomicUsize::new(0),
+            }),
+            maps: RwLock::default(),
+            next_id: AtomicU64::new(0),
+        });
+        // The hook first, then the breakers already there: a breaker added in between is seen
+        // twice, and `add` keeps one.
+        registry.on_registry_event_for(&hub, |hub, event| match event {
+            RegistryEvent::Added(breaker) => hub.add(breaker),
+            RegistryEvent::Removed(breaker) => hub.remove(breaker),
+            RegistryEvent::Replaced { old, new } => {
+                hub.remove(old);
+                hub.add(new);
+            }
+            _ => {}
+        });
+        for breaker in registry.breakers() {
+            hub.add(&breaker);
+        }
+        hub
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Maps> {
+        self.maps.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Maps> {
+        self.maps.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn follows(&self, breaker: &CircuitBreaker) -> bool {
+        self.read()
+            .by_name
+            .get(breaker.name())
+            .is_some_and(|t| t.breaker.ptr_eq(breaker))
+    }
+
+    fn add(&self, breaker: &CircuitBreaker) {
+        if self.follows(breaker) {
+            return;
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        // Subscribing happens outside the lock; a feed that is not kept unsubscribes on drop.
+        let tracked = Arc::new(Tracked::new(id, breaker, &self.stream));
+        let displaced = {
+            let mut maps = self.write();
+            let current = maps.by_name.get(breaker.name());
+            // Seen twice, or removed before this hook ran (the registry marks a breaker
+            // detached before its `Removed` hooks run, and the lock orders the two).
+            if current.is_some_and(|t| t.breaker.ptr_eq(breaker)) || breaker.is_detached() {
+                None
+            } else {
+                let displaced = maps
+                    .by_name
+                    .insert(breaker.name().to_owned(), Arc::clone(&tracked));
+                if let Some(old) = &displaced {
+                    maps.by_id.remove(&old.id);
+                }
+                maps.by_id.insert(id, Arc::clone(&tracked));
+                displaced
+            }
+        };
+        // Dropped with no lock held: the last handle of a breaker may go with it.
+        drop((displaced, tracked));
+    }
+
+    fn remove(&self, breaker: &CircuitBreaker) {
+        let removed = {
+            let mut maps = self.write();
+            let ours = maps
+                .by_name
+                .get(breaker.name())
+                .is_some_and(|t| t.breaker.ptr_eq(breaker));
+            let removed = if ours {
+                maps.by_name.remove(breaker.name())
+            } else {
+                None
+            };
+            if let Some(t) = &removed {
+                maps.by_id.remove(&t.id);
+            }
+            removed
+        };
+        drop(removed);
+    }
+
+    /// The breaker whose display name is `name`.
+    pub(crate) fn find(&self, name: &str) -> Option<Arc<Tracked>> {
+        self.read().by_name.get(name).cloned()
+    }
+
+    /// The breaker of a stream record's id, if the admin still follows it.
+    pub(crate) fn by_id(&self, id: u64) -> Option<Arc<Tracked>> {
+        self.read().by_id.get(&id).cloned()
+    }
+
+    /// Every breaker followed, sorted by name.
+    pub(crate) fn all(&self) -> Vec<Arc<Tracked>> {
+        self.read().by_name.values().cloned().collect()
+    }
+
+    /// How many breakers are followed.
+    pub(crate) fn len(&self) -> usize {
+        self.read().by_name.len()
+    }
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub")
+            .field("breakers", &self.len())
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use breaker_core::Config;
+
+    use super::*;
+
+    fn ms(millis: u64) -> Timestamp {
+        Timestamp::from_unix_millis(millis)
+    }
+
+    fn change(kind: EventType, at_ms: u64, transition: Option<(State, State)>) -> [u64; 2] {
+        let [meta, at, _] = Record {
+            kind,
+            at: ms(at_ms),
+            elapsed: None,
+            transition,
+        }
+        .words();
+        [meta, at]
+    }
+
+    /// Two publishers can reach the ring in the other order than they changed the state: the
+    /// history comes out by time, ties in the ring's order, and counts what the ring lost.
+    #[test]
+    fn state_changes_come_out_by_time_and_count_what_the_ring_no_longer_holds() {
+        let feed = Feed::new(&CircuitBreaker::new("b", Config::default()));
+        assert_eq!(feed.state_changes(), (vec![], 0));
+        let open = Some((State::Closed, State::Open));
+        let half = Some((State::Open, State::HalfOpen));
+        feed.changes
+            .push(change(EventType::StateTransition, 20, half));
+        feed.changes
+            .push(change(EventType::StateTransition, 10, open));
+        feed.changes.push(change(EventType::Reset, 20, None));
+        let (records, dropped) = feed.state_changes();
+        let got: Vec<_> = records
+            .iter()
+            .map(|r| (r.kind, r.at, r.transition, r.elapsed))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (EventType::StateTransition, ms(10), open, None),
+                (EventType::StateTransition, ms(20), half, None),
+                (EventType::Reset, ms(20), None, None),
+            ]
+        );
+        assert_eq!(dropped, 0);
+        for i in 0..STATE_CHANGES_KEPT as u64 {
+            feed.changes
+                .push(change(EventType::StateTransition, 100 + i, open));
+        }
+        let (records, dropped) = feed.state_changes();
+        assert_eq!(records.len(), STATE_CHANGES_KEPT);
+        assert_eq!(records[0].at, ms(100));
+        assert_eq!(dropped, 3);
+    }
+}

@@ -1,0 +1,372 @@
+//! The JSON bodies, field for field as Resilience4j's actuator writes them (its
+//! `CircuitBreakerDetails`, `CircuitBreakerEventDTO`, `CircuitBreakerUpdateStateResponse` and its
+//! health indicator), plus the dashboard's summary and state history.
+
+use std::collections::BTreeMap;
+
+use breaker_core::{CircuitBreaker, State};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::event::{EventType, Record};
+use crate::hub::Tracked;
+use crate::text::{iso_utc, percent};
+
+/// Resilience4j's `CircuitBreakerDetails`: rates and thresholds as Java prints a float, then
+/// `%` (`"-1.0%"` before the minimum number of calls), counts as numbers, the state's name.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Details {
+    failure_rate: String,
+    slow_call_rate: String,
+    failure_rate_threshold: String,
+    slow_call_rate_threshold: String,
+    buffered_calls: u32,
+    failed_calls: u32,
+    slow_calls: u32,
+    slow_failed_calls: u32,
+    not_permitted_calls: u64,
+    state: &'static str,
+    #[serde(skip)]
+    current: State,
+}
+
+impl Details {
+    pub(crate) fn of(breaker: &CircuitBreaker) -> Details {
+        let m = breaker.metrics();
+        let config = breaker.config();
+        Details {
+            failure_rate: percent(m.failure_rate.unwrap_or(-1.0)),
+            slow_call_rate: percent(m.slow_call_rate.unwrap_or(-1.0)),
+            failure_rate_threshold: percent(config.failure_rate_threshold()),
+            slow_call_rate_threshold: percent(config.slow_call_rate_threshold()),
+            buffered_calls: m.buffered_calls,
+            failed_calls: m.failed_calls,
+            slow_calls: m.slow_calls,
+            slow_failed_calls: m.slow_failed_calls,
+            not_permitted_calls: m.not_permitted_calls,
+            state: m.state.as_str(),
+            current: m.state,
+        }
+    }
+}
+
+/// `CircuitBreakerEndpointResponse`: `{"circuitBreakers": {name: details}}`, sorted by name.
+pub(crate) fn circuit_breakers<'a>(breakers: impl IntoIterator<Item = &'a Tracked>) -> Value {
+    let map: BTreeMap<&str, Details> = breakers
+        .into_iter()
+        .map(|t| (t.name(), Details::of(&t.breaker)))
+        .collect();
+    json!({ "circuitBreakers": map })
+}
+
+/// Resilience4j's `CircuitBreakerEventDTO`, null fields left out as Spring's actuator does.
+/// `errorMessage` is never written: the core's events do not carry the error.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct EventDto<'a> {
+    circuit_breaker_name: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    creation_time: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_in_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state_transition: Option<String>,
+}
+
+impl<'a> EventDto<'a> {
+    pub(crate) fn new(name: &'a str, record: &Record) -> EventDto<'a> {
+        EventDto {
+            circuit_breaker_name: name,
+            kind: record.kind.as_str(),
+            creation_time: iso_utc(record.at),
+            // Java's `Duration.toMillis()`: whole milliseconds, rounded down.
+            duration_in_ms: record
+                .elapsed
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            state_transition: record
+                .transition
+                .map(|(from, to)| format!("{}_TO_{}", from.as_str(), to.as_str())),
+        }
+    }
+}
+
+/// `CircuitBreakerEventsEndpointResponse`: `{"circuitBreakerEvents": [...]}`.
+pub(crate) fn events(list: &[EventDto<'_>]) -> Value {
+    json!({ "circuitBreakerEvents": list })
+}
+
+/// `CircuitBreakerUpdateStateResponse`, as Resilience4j's write operation answers.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct UpdateStateResponse {
+    pub(crate) circuit_breaker_name: String,
+    pub(crate) current_state: &'static str,
+    pub(crate) message: String,
+}
+
+/// A health status: Spring's four, and Resilience4j's two custom ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    Up,
+    Down,
+    OutOfService,
+    Unknown,
+    CircuitOpen,
+    CircuitHalfOpen,
+}
+
+impl Status {
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            Status::Up => "UP",
+            Status::Down => "DOWN",
+            Status::OutOfService => "OUT_OF_SERVICE",
+            Status::Unknown => "UNKNOWN",
+            Status::CircuitOpen => "CIRCUIT_OPEN",
+            Status::CircuitHalfOpen => "CIRCUIT_HALF_OPEN",
+        }
+    }
+
+    /// Resilience4j's health indicator: CLOSED is UP, HALF_OPEN is `CIRCUIT_HALF_OPEN`, OPEN is
+    /// DOWN when `allow-health-indicator-to-fail` is set and `CIRCUIT_OPEN` otherwise, and every
+    /// other state (FORCED_OPEN, DISABLED, METRICS_ONLY) is UNKNOWN.
+    pub(crate) fn of(state: State, allow_to_fail: bool) -> Status {
+        match state {
+            State::Closed => Status::Up,
+            State::Open if allow_to_fail => Status::Down,
+            State::Open => Status::CircuitOpen,
+            State::HalfOpen => Status::CircuitHalfOpen,
+            State::ForcedOpen | State::Disabled | State::MetricsOnly => Status::Unknown,
+        }
+    }
+
+    /// Spring's default `StatusAggregator`: the first of DOWN, OUT_OF_SERVICE, UP, UNKNOWN
+    /// among `statuses`. A status outside that order (the two custom ones) is left out, and
+    /// with nothing left (no breaker, or only custom statuses) the result is UNKNOWN.
+    pub(crate) fn aggregate(statuses: impl IntoIterator<Item = Status>) -> Status {
+        const ORDER: [Status; 4] = [
+            Status::Down,
+            Status::OutOfService,
+            Status::Up,
+            Status::Unknown,
+        ];
+        statuses
+            .into_iter()
+            .filter_map(|s| ORDER.iter().position(|o| *o == s))
+            .min()
+            .map_or(Status::Unknown, |i| ORDER[i])
+    }
+}
+
+/// The `circuitBreakers` health component (Resilience4j's `CircuitBreakersHealthIndicator`)
+/// over the breakers that register a health indicator, and its aggregate status. Spring leaves
+/// an empty `details` out.
+pub(crate) fn health_component<'a>(
+    breakers: impl IntoIterator<Item = &'a Tracked>,
+    details: bool,
+) -> (Status, Value) {
+    let mut statuses = Vec::new();
+    let mut each = Map::new();
+    for tracked in breakers {
+        let breaker = &tracked.breaker;
+        if !breaker.config().register_health_indicator() {
+            continue;
+        }
+        let d = Details::of(breaker);
+        let status = Status::of(d.current, breaker.config().allow_health_indicator_to_fail());
+        statuses.push(status);
+        if details {
+            each.insert(
+                tracked.name().to_owned(),
+                json!({ "status": status.as_str(), "details": d }),
+            );
+        }
+    }
+    let status = Status::aggregate(statuses);
+    let mut component = Map::new();
+    component.insert("status".to_owned(), status.as_str().into());
+    if !each.is_empty() {
+        component.insert("details".to_owned(), Value::Object(each));
+    }
+    (status, Value::Object(component))
+}
+
+/// One breaker in the dashboard's summary. Rates and thresholds are numbers here (percent,
+/// -1 for "no rate yet"); `calls`, `failures`, `slow` and `rejected` count since the admin
+/// started following the breaker.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BreakerSummary<'a> {
+    name: &'a str,
+    state: &'static str,
+    failure_rate: f32,
+    slow_call_rate: f32,
+    failure_rate_threshold: f32,
+    slow_call_rate_threshold: f32,
+    buffered_calls: u32,
+    failed_calls: u32,
+    slow_calls: u32,
+    not_permitted_calls: u64,
+    calls: u64,
+    failures: u64,
+    slow: u64,
+    rejected: u64,
+}
+
+impl<'a> BreakerSummary<'a> {
+    pub(crate) fn of(tracked: &'a Tracked) -> BreakerSummary<'a> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let breaker = &tracked.breaker;
+        let m = breaker.metrics();
+        let config = breaker.config();
+        let feed = &tracked.feed;
+        BreakerSummary {
+            name: tracked.name(),
+            state: m.state.as_str(),
+            failure_rate: m.failure_rate.unwrap_or(-1.0),
+            slow_call_rate: m.slow_call_rate.unwrap_or(-1.0),
+            failure_rate_threshold: config.failure_rate_threshold(),
+            slow_call_rate_threshold: config.slow_call_rate_threshold(),
+            buffered_calls: m.buffered_calls,
+            failed_calls: m.failed_calls,
+            slow_calls: m.slow_calls,
+            not_permitted_calls: m.not_permitted_calls,
+            calls: feed.calls.load(Relaxed),
+            failures: feed.failures.load(Relaxed),
+            slow: feed.slow.load(Relaxed),
+            rejected: feed.rejected.load(Relaxed),
+        }
+    }
+}
+
+/// Breakers per state, every state named even at 0.
+#[derive(Default, Serialize)]
+pub(crate) struct StateCounts {
+    #[serde(rename = "CLOSED")]
+    closed: usize,
+    #[serde(rename = "OPEN")]
+    open: usize,
+    #[serde(rename = "HALF_OPEN")]
+    half_open: usize,
+    #[serde(rename = "FORCED_OPEN")]
+    forced_open: usize,
+    #[serde(rename = "DISABLED")]
+    disabled: usize,
+    #[serde(rename = "METRICS_ONLY")]
+    metrics_only: usize,
+}
+
+impl StateCounts {
+    pub(crate) fn add(&mut self, state: State) {
+        let slot = match state {
+            State::Closed => &mut self.closed,
+            State::Open => &mut self.open,
+            State::HalfOpen => &mut self.half_open,
+            State::ForcedOpen => &mut self.forced_open,
+            State::Disabled => &mut self.disabled,
+            State::MetricsOnly => &mut self.metrics_only,
+        };
+        *slot += 1;
+    }
+}
+
+/// The dashboard's `GET /dashboard/api/breakers` body.
+#[derive(Serialize)]
+pub(crate) struct Summary<'a> {
+    pub(crate) total: usize,
+    pub(crate) matched: usize,
+    pub(crate) states: StateCounts,
+    pub(crate) now: u64,
+    pub(crate) breakers: Vec<BreakerSummary<'a>>,
+}
+
+/// One state change in the dashboard's state history: a STATE_TRANSITION with its
+/// `stateTransition` and `from` (as the event DTO writes them), or a RESET, which carries no
+/// `from`. `to` is the state from `creationTime` on.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StateChange {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    creation_time: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state_transition: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from: Option<&'static str>,
+    to: &'static str,
+}
+
+impl StateChange {
+    /// The change a STATE_TRANSITION or RESET record makes; `None` for any other record.
+    fn of(record: &Record) -> Option<StateChange> {
+        let (from, to) = match (record.kind, record.transition) {
+            (EventType::StateTransition, Some((from, to))) => (Some(from), to),
+            (EventType::Reset, _) => (None, State::Closed),
+            _ => return None,
+        };
+        Some(StateChange {
+            kind: record.kind.as_str(),
+            creation_time: iso_utc(record.at),
+            state_transition: from.map(|from| format!("{}_TO_{}", from.as_str(), to.as_str())),
+            from: from.map(State::as_str),
+            to: to.as_str(),
+        })
+    }
+}
+
+/// The dashboard's `GET /dashboard/api/breakers/{name}/states` body: the breaker's state when
+/// the admin started following it (`since`, `initialState`), then its newest state changes,
+/// oldest first; `dropped` counts the older ones no longer kept (0: the list is every change
+/// since `since`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StateHistory<'a> {
+    name: &'a str,
+    since: String,
+    initial_state: &'static str,
+    dropped: u64,
+    transitions: Vec<StateChange>,
+}
+
+impl<'a> StateHistory<'a> {
+    pub(crate) fn of(tracked: &'a Tracked) -> StateHistory<'a> {
+        let (records, dropped) = tracked.feed.state_changes();
+        StateHistory {
+            name: tracked.name(),
+            since: iso_utc(tracked.since),
+            initial_state: tracked.initial_state.as_str(),
+            dropped,
+            transitions: records.iter().filter_map(StateChange::of).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Status::{self, *};
+    use breaker_core::State;
+
+    #[test]
+    fn spring_aggregates_only_the_statuses_it_orders() {
+        assert_eq!(Status::aggregate([]), Unknown);
+        assert_eq!(Status::aggregate([Up, Down]), Down);
+        assert_eq!(Status::aggregate([Up, CircuitOpen]), Up);
+        assert_eq!(Status::aggregate([CircuitOpen]), Unknown);
+        assert_eq!(Status::aggregate([CircuitHalfOpen, CircuitOpen]), Unknown);
+        assert_eq!(Status::aggregate([Unknown, Up]), Up);
+        assert_eq!(Status::aggregate([OutOfService, Up]), OutOfService);
+    }
+
+    #[test]
+    fn states_map_as_resilience4j_maps_them() {
+        assert_eq!(Status::of(State::Closed, false), Up);
+        assert_eq!(Status::of(State::Open, false), CircuitOpen);
+        assert_eq!(Status::of(State::Open, true), Down);
+        assert_eq!(Status::of(State::HalfOpen, true), CircuitHalfOpen);
+        for s in [State::ForcedOpen, State::Disabled, State::MetricsOnly] {
+            assert_eq!(Status::of(s, true), Unknown);
+        }
+    }
+}

@@ -1,0 +1,407 @@
+//! An operations surface for [`breaker_core`]'s breakers (used as `breaker::admin` with the
+//! facade's feature `admin`): the endpoints of Resilience4j's Spring Boot actuator, a health
+//! endpoint for readiness probes, live events and a dashboard, as an axum [`Router`] that a
+//! service mounts.
+//!
+//! ```no_run
+//! use breaker_admin::{Admin, Authorization};
+//! use breaker_core::Registry;
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let registry = Registry::new();
+//! let admin = Admin::new(&registry)
+//!     // The write operation is off unless a hook authorizes each request.
+//!     .write_operations(|request: &axum::http::request::Parts| {
+//!         match request.headers.get("x-admin-token") {
+//!             Some(token) if token == "secret" => Authorization::Allow,
+//!             Some(_) => Authorization::Forbidden,
+//!             None => Authorization::Unauthorized,
+//!         }
+//!     });
+//! // Either merge it into the service's router ...
+//! let app = axum::Router::new().merge(admin.router());
+//! # let _ = app;
+//! // ... or serve it on a port of its own, on 127.0.0.1 only.
+//! admin.serve_local(9090).await
+//! # }
+//! ```
+//!
+//! # Routes
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /actuator/circuitbreakers` | every breaker: `{"circuitBreakers": {name: details}}` |
+//! | `GET /actuator/circuitbreakers/{name}` | one breaker, in the same envelope |
+//! | `POST /actuator/circuitbreakers/{name}` | `{"updateState": "FORCE_OPEN"}`: only with [`Admin::write_operations`] |
+//! | `GET /actuator/circuitbreakerevents[/{name}[/{eventType}]]` | recent events: `{"circuitBreakerEvents": [...]}` |
+//! | `GET /actuator/streamcircuitbreakerevents[/{name}[/{eventType}]]` | live events, as server-sent events |
+//! | `GET /actuator/health`, `/actuator/health/circuitBreakers` | Spring's health JSON; 503 when DOWN |
+//! | `GET /actuator/prometheus` | only with [`Admin::prometheus`] |
+//! | `GET /dashboard`, `/dashboard/dashboard.js`, `/dashboard/dashboard.css` | the dashboard page |
+//! | `GET /dashboard/api/breakers`, `/dashboard/api/breakers/{name}/events` | the dashboard's data |
+//! | `GET /dashboard/api/breakers/{name}/states` | one breaker's state history (below) |
+//!
+//! `{name}` is a breaker's display name ([`CircuitBreaker::name`], `name[key]` for a keyed
+//! one), percent-encoded in the path (`tenant%5Bacme%5D`; a `/` in a key as `%2F`). A name that
+//! matches no breaker is a 404 whose JSON body names it; an unknown `eventType` is a 400 that
+//! lists the valid ones. Every error body is `{"status", "error", "message"}` plus the field at
+//! fault.
+//!
+//! # The JSON, and where it differs from Resilience4j's
+//!
+//! Field names, number formats and statuses are Resilience4j's actuator JSON: rates and
+//! thresholds are strings as Java prints a float, then `%` (`"50.0%"`, `"-1.0%"` before the
+//! minimum number of calls); `creationTime` is Java's `ZonedDateTime` text in UTC
+//! (`2023-11-14T22:13:20.250Z`); `stateTransition` is `CLOSED_TO_OPEN`. Where breaker differs:
+//!
+//! - Resilience4j's write operation and event endpoints make or answer an unknown name (an empty
+//!   list); here an unknown name is a 404, so a typo is seen and no request creates a breaker.
+//! - `updateState` takes Resilience4j's `CLOSE`, `FORCE_OPEN` and `DISABLE`, and `METRICS_ONLY`
+//!   too. An unknown operation is a 400 (Resilience4j answers 200 with a message).
+//! - `errorMessage` is never written: the core's events carry no error text.
+//! - `GET /actuator/circuitbreakerevents` (every breaker) gives at most the newest 10,000
+//!   events; each breaker keeps its `event-consumer-buffer-size` newest.
+//! - The event stream writes each event as a plain `data:` message (no `event:` name, so a
+//!   browser's `onmessage` gets it) with the stream's sequence number as its `id:`; a
+//!   reconnecting client's `Last-Event-ID` resumes after it.
+//!
+//! # State history
+//!
+//! `GET /dashboard/api/breakers/{name}/states` is what the dashboard draws a timeline's state
+//! bands from: the breaker's state when the admin started following it, and its newest 32 state
+//! changes since, oldest first.
+//!
+//! ```json
+//! {"name": "payments", "since": "2023-11-14T22:13:20Z", "initialState": "CLOSED", "dropped": 0,
+//!  "transitions": [
+//!    {"type": "STATE_TRANSITION", "creationTime": "2023-11-14T22:13:21Z",
+//!     "stateTransition": "CLOSED_TO_OPEN", "from": "CLOSED", "to": "OPEN"},
+//!    {"type": "RESET", "creationTime": "2023-11-14T22:14Z", "to": "CLOSED"}]}
+//! ```
+//!
+//! `since` and `creationTime` are written as the events' `creationTime`; `to` is the state from
+//! then on (a `RESET` has no `from`: a reset from another state than CLOSED is a
+//! `STATE_TRANSITION` to CLOSED first, at the same time). `dropped` counts the older changes no
+//! longer kept: 0 means the list is every change since `since`; above 0 the state is known only
+//! from the oldest change listed. A change published while the admin attached to the breaker
+//! can be listed at or just before `since` (`initialState` already includes it).
+//!
+//! # Health
+//!
+//! Only breakers with `register-health-indicator` appear. CLOSED is `UP`, HALF_OPEN is
+//! `CIRCUIT_HALF_OPEN`, OPEN is `DOWN` with `allow-health-indicator-to-fail` and `CIRCUIT_OPEN`
+//! without, FORCED_OPEN, DISABLED and METRICS_ONLY are `UNKNOWN`, as Resilience4j maps them.
+//! The aggregate is Spring's default: the first of `DOWN`, `OUT_OF_SERVICE`, `UP`, `UNKNOWN`
+//! present; custom statuses (`CIRCUIT_OPEN`, `CIRCUIT_HALF_OPEN`) are outside that order and left
+//! out, so one CLOSED and one OPEN breaker are `UP`, a service whose only breakers are OPEN
+//! without allow-to-fail is `UNKNOWN`, and **no breaker with a health indicator is `UNKNOWN`**
+//! (what Spring answers for an empty set). The HTTP status is 503 for `DOWN` and 200 otherwise
+//! (Spring's default mapping), so the endpoint works as a Kubernetes readiness probe that fails
+//! only when a breaker allowed to fail is OPEN.
+//!
+//! # Events and their cost
+//!
+//! Each breaker keeps its newest `event-consumer-buffer-size` events (default 100, Spring's
+//! key) in a ring of its own, oldest first, and counts its calls, failures, slow calls and
+//! rejections since the admin started following it. On a busy breaker 100 events are a few
+//! seconds of calls, so it also keeps its newest 32 state changes (STATE_TRANSITION and RESET
+//! events only) in a second ring, whatever its buffer size, with its state and the time when
+//! the admin started following it: the state history above. All of it is written by one
+//! listener on the thread that publishes the event, with atomics only: no lock, no allocation,
+//! no waiting (see `ring.rs`; a state change is one more ring write). The stream's ring, shared
+//! by every breaker, is written only while a stream client is connected. The breaker itself
+//! publishes a CLOSED call's event without its lock, as it records the call, so following a
+//! breaker puts no call behind a lock either; what it costs per call is measured in
+//! docs/PERFORMANCE.md ("The operations surface under load"). Without the `admin` feature
+//! none of this exists.
+//!
+//! Per breaker, a ring slot is its sequence word and the record's words, 8 bytes each: an
+//! event is 4 words (32 bytes, 3.2 KB for 100 events), a state change 3 (24 bytes, 768 bytes
+//! for 32), plus about 250 bytes of counters, the rings' heads and the breaker's entry: about
+//! 4.2 KB a breaker at the default buffer size (the state changes' share is under a fifth),
+//! 42 MB for 10,000 breakers.
+//!
+//! Breakers are followed from when the admin is built: those in the registry then, and each one
+//! added later ([`Registry::on_registry_event_for`], which drops the hook with the admin); a
+//! removed, replaced or evicted breaker's rings
+//! are dropped with it (a replacement is followed afresh: its state history's `since` is when
+//! it came in).
+//!
+//! # Binding
+//!
+//! [`Admin::router`] binds nothing: the service serves it on its own listener, merged or nested
+//! into its router, and chooses who can reach it. [`Admin::serve_local`] binds `127.0.0.1` and
+//! nothing else; to expose the admin on another address, bind a listener there and serve
+//! `router()` yourself, behind whatever authentication the network needs.
+//!
+//! [`CircuitBreaker::name`]: breaker_core::CircuitBreaker::name
+//! [`Registry::on_registry_event_for`]: breaker_core::Registry::on_registry_event_for
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![forbid(unsafe_code)]
+
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::request::Parts;
+use axum::Router;
+use breaker_core::Registry;
+
+mod event;
+mod hub;
+mod json;
+mod ring;
+#[cfg(test)]
+mod ring_tests;
+mod routes;
+mod sse;
+mod text;
+
+/// The atomics the ring is made of: std's here; loom's where `tests/ring_loom.rs` compiles
+/// `ring.rs` into its model.
+mod sync {
+    pub(crate) use std::sync::atomic::{fence, AtomicU64};
+}
+
+use crate::hub::Hub;
+
+/// What an [`Authorize`] hook decides about one write request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Authorization {
+    /// The request may change the breaker's state.
+    Allow,
+    /// The request carries no (valid) credentials: 401, nothing changes.
+    Unauthorized,
+    /// The credentials are valid but not allowed to write: 403, nothing changes.
+    Forbidden,
+}
+
+/// Decides whether a request may use the write operation (`POST /actuator/circuitbreakers/{name}`).
+///
+/// It sees the request's method, URI, headers and extensions (`axum::http::request::Parts`,
+/// which is `http::request::Parts`), before the body is read. Any
+/// `Fn(&Parts) -> Authorization + Send + Sync + 'static` is one.
+pub trait Authorize: Send + Sync + 'static {
+    /// The decision for `request`.
+    fn authorize(&self, request: &Parts) -> Authorization;
+}
+
+impl<F> Authorize for F
+where
+    F: Fn(&Parts) -> Authorization + Send + Sync + 'static,
+{
+    fn authorize(&self, request: &Parts) -> Authorization {
+        self(request)
+    }
+}
+
+/// The renderer of `GET /actuator/prometheus`.
+type Render = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// Which routes a router serves, and how.
+#[derive(Clone)]
+pub(crate) struct Options {
+    pub(crate) circuit_breakers: bool,
+    pub(crate) events: bool,
+    pub(crate) stream: bool,
+    pub(crate) health: bool,
+    pub(crate) health_details: bool,
+    pub(crate) dashboard: bool,
+    pub(crate) write: Option<Arc<dyn Authorize>>,
+    pub(crate) prometheus: Option<Render>,
+    pub(crate) stream_interval: Duration,
+}
+
+/// The default stream ring: events of every breaker kept for the server-sent event clients.
+pub const DEFAULT_STREAM_BUFFER_SIZE: usize = 4096;
+
+/// The largest stream ring [`AdminBuilder::stream_buffer_size`] takes.
+pub const MAX_STREAM_BUFFER_SIZE: usize = 1 << 20;
+
+/// The operations surface over one registry: build it, then mount [`Admin::router`] or run
+/// [`Admin::serve_local`].
+///
+/// Building it attaches to the registry's breakers (see the crate's docs); the methods that
+/// follow choose the routes. Every read endpoint is on by default; the write operation and the
+/// Prometheus route are off until given what they need.
+pub struct Admin {
+    hub: Arc<Hub>,
+    options: Options,
+}
+
+/// Builds an [`Admin`] with settings fixed for its life: [`Admin::builder`].
+#[derive(Debug)]
+pub struct AdminBuilder {
+    registry: Registry,
+    stream_buffer_size: usize,
+}
+
+impl AdminBuilder {
+    /// How many events (of every breaker together) the stream keeps for clients that read
+    /// behind the newest: default [`DEFAULT_STREAM_BUFFER_SIZE`], from 1 to
+    /// [`MAX_STREAM_BUFFER_SIZE`] (a value outside is clamped). A client that falls further
+    /// behind gets an `event: lagged` with the number of events it lost.
+    pub fn stream_buffer_size(mut self, events: usize) -> AdminBuilder {
+        self.stream_buffer_size = events.clamp(1, MAX_STREAM_BUFFER_SIZE);
+        self
+    }
+
+    /// The admin, attached to the registry's breakers from now on.
+    pub fn build(self) -> Admin {
+        Admin {
+            hub: Hub::attach(&self.registry, self.stream_buffer_size),
+            options: Options {
+                circuit_breakers: true,
+                events: true,
+                stream: true,
+                health: true,
+                health_details: true,
+                dashboard: true,
+                write: None,
+                prometheus: None,
+                stream_interval: Duration::from_millis(100),
+            },
+        }
+    }
+}
+
+impl Admin {
+    /// The admin of `registry` with the default settings (`Admin::builder(registry).build()`).
+    pub fn new(registry: &Registry) -> Admin {
+        Admin::builder(registry).build()
+    }
+
+    /// A builder, for the settings fixed when the admin attaches.
+    pub fn builder(registry: &Registry) -> AdminBuilder {
+        AdminBuilder {
+            registry: registry.clone(),
+            stream_buffer_size: DEFAULT_STREAM_BUFFER_SIZE,
+        }
+    }
+
+    /// Mounts `POST /actuator/circuitbreakers/{name}` (Resilience4j's write operation), guarded
+    /// by `hook`: each request is first shown to it, and only [`Authorization::Allow`] goes on
+    /// (401 for [`Authorization::Unauthorized`], 403 for [`Authorization::Forbidden`], before
+    /// the body is read or the name looked up). Without this call the route does not exist.
+    ///
+    /// The body must be JSON (`Content-Type: application/json`, which also keeps a browser on
+    /// another site from posting it without a preflight), at most 4 KiB:
+    /// `{"updateState": "CLOSE" | "FORCE_OPEN" | "DISABLE" | "METRICS_ONLY"}`. The answer is
+    /// Resilience4j's `{"circuitBreakerName", "currentState", "message"}`; each change is logged
+    /// at INFO with the breaker's name (escaped) and the operation.
+    pub fn write_operations(mut self, hook: impl Authorize) -> Admin {
+        self.options.write = Some(Arc::new(hook));
+        self
+    }
+
+    /// Mounts `GET /actuator/prometheus`, answered by `render` as
+    /// `text/plain; version=0.0.4; charset=utf-8` (with `metrics-exporter-prometheus`,
+    /// `move || handle.render()`). Without this call the route does not exist.
+    pub fn prometheus<F>(mut self, render: F) -> Admin
+    where
+        F: Fn() -> String + Send + Sync + 'static,
+    {
+        self.options.prometheus = Some(Arc::new(render));
+        self
+    }
+
+    /// Serves `GET /actuator/circuitbreakers` and `/{name}` (default on).
+    pub fn circuit_breakers_endpoint(mut self, on: bool) -> Admin {
+        self.options.circuit_breakers = on;
+        self
+    }
+
+    /// Serves `GET /actuator/circuitbreakerevents` and below (default on).
+    pub fn events_endpoint(mut self, on: bool) -> Admin {
+        self.options.events = on;
+        self
+    }
+
+    /// Serves `GET /actuator/streamcircuitbreakerevents` and below (default on).
+    pub fn stream_endpoint(mut self, on: bool) -> Admin {
+        self.options.stream = on;
+        self
+    }
+
+    /// Serves `GET /actuator/health` and `/actuator/health/circuitBreakers` (default on).
+    pub fn health_endpoint(mut self, on: bool) -> Admin {
+        self.options.health = on;
+        self
+    }
+
+    /// Whether the health JSON names the breakers and shows their details (default on); off,
+    /// it is only `{"status": ...}`, as Spring's `show-details: never` (the HTTP status is the
+    /// same).
+    pub fn health_details(mut self, on: bool) -> Admin {
+        self.options.health_details = on;
+        self
+    }
+
+    /// Serves the dashboard page and its `/dashboard/api/...` data (default on).
+    pub fn dashboard_endpoint(mut self, on: bool) -> Admin {
+        self.options.dashboard = on;
+        self
+    }
+
+    /// How often each stream client reads the stream's ring (default 100 ms, from 1 ms to
+    /// 1 s; a value outside is clamped). Events reach a client within about this long.
+    pub fn stream_interval(mut self, every: Duration) -> Admin {
+        self.options.stream_interval =
+            every.clamp(Duration::from_millis(1), Duration::from_secs(1));
+        self
+    }
+
+    /// The routes, to `merge` or `nest` into the service's router. It binds nothing.
+    pub fn router(&self) -> Router {
+        routes::router(Arc::new(routes::App {
+            hub: Arc::clone(&self.hub),
+            options: self.options.clone(),
+        }))
+    }
+
+    /// Serves [`Admin::router`] on `127.0.0.1:port` until the listener fails; it never binds
+    /// another address. Port 0 picks a free port (which only the OS then knows; bind your own
+    /// listener to learn it).
+    pub async fn serve_local(self, port: u16) -> std::io::Result<()> {
+        let listener = tokio::net::TcpListener::bind(local_address(port)).await?;
+        axum::serve(listener, self.router()).await
+    }
+}
+
+/// The only address [`Admin::serve_local`] binds.
+fn local_address(port: u16) -> SocketAddr {
+    SocketAddr::from((Ipv4Addr::LOCALHOST, port))
+}
+
+impl fmt::Debug for Admin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let o = &self.options;
+        f.debug_struct("Admin")
+            .field("hub", &self.hub)
+            .field("write_operations", &o.write.is_some())
+            .field("prometheus", &o.prometheus.is_some())
+            .field("circuit_breakers", &o.circuit_breakers)
+            .field("events", &o.events)
+            .field("stream", &o.stream)
+            .field("health", &o.health)
+            .field("dashboard", &o.dashboard)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serve_local_binds_loopback_only() {
+        for port in [0, 9090, u16::MAX] {
+            let address = local_address(port);
+            assert!(address.ip().is_loopback(), "{address}");
+            assert_eq!(address.port(), port);
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! The ring under many writers and a reader (`ring.rs`); `tests/ring_loom.rs` checks the
+//! interleavings of a slot's writers with loom.
+
+use std::sync::atomic::Ordering;
+
+use crate::ring::{Read, Ring};
+
+#[test]
+fn keeps_the_newest_records_oldest_first() {
+    let ring = Ring::<2>::new(3);
+    assert!(ring.recent().is_empty());
+    for i in 0..5u64 {
+        assert_eq!(ring.push([i, i * 10]), i);
+    }
+    assert_eq!(
+        ring.recent(),
+        vec![(2, [2, 20]), (3, [3, 30]), (4, [4, 40])]
+    );
+    assert_eq!(ring.read(1), Read::Overwritten);
+    assert_eq!(ring.read(5), Read::Pending);
+    assert_eq!(ring.read(4), Read::Record([4, 40]));
+    assert_eq!(ring.lost(), 0);
+}
+
+#[test]
+fn a_capacity_of_zero_holds_one() {
+    let ring = Ring::<1>::new(0);
+    ring.push([1]);
+    ring.push([2]);
+    assert_eq!(ring.recent(), vec![(1, [2])]);
+}
+
+/// Many writers against a reader: every record the reader gets is whole (its three words
+/// agree), tickets come oldest first from the newest window, and once the writers stop the
+/// ring gives back exactly its newest `capacity` records.
+#[test]
+fn readers_never_see_a_torn_record_while_many_threads_write() {
+    use std::sync::atomic::AtomicUsize;
+    const WRITERS: u64 = 4;
+    const CAPACITY: usize = 64;
+    const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
+    let per_writer: u64 = if cfg!(miri) { 200 } else { 50_000 };
+    let ring = Ring::<3>::new(CAPACITY);
+    let finished = AtomicUsize::new(0);
+    let whole = |r: &[u64; 3]| r[1] == r[0] ^ MIX && r[2] == r[0].wrapping_mul(MIX);
+    std::thread::scope(|s| {
+        for w in 0..WRITERS {
+            let (ring, finished) = (&ring, &finished);
+            s.spawn(move || {
+                for i in 0..per_writer {
+                    let v = w << 32 | i;
+                    ring.push([v, v ^ MIX, v.wrapping_mul(MIX)]);
+                }
+                finished.fetch_add(1, Ordering::Release);
+            });
+        }
+        s.spawn(|| {
+            let mut reads = 0u64;
+            while finished.load(Ordering::Acquire) < WRITERS as usize || reads == 0 {
+                let before = ring.head();
+                let recent = ring.recent();
+                let after = ring.head();
+                reads += 1;
+                for pair in recent.windows(2) {
+                    assert!(pair[0].0 < pair[1].0, "oldest first: {pair:?}");
+                }
+                for (ticket, record) in &recent {
+                    assert!(whole(record), "torn record at ticket {ticket}: {record:?}");
+                    assert!(*ticket < after, "ticket {ticket} from the future");
+                    assert!(
+                        *ticket + CAPACITY as u64 >= before,
+                        "ticket {ticket} older than the window at {before}"
+                    );
+                }
+            }
+        });
+    });
+    let head = ring.head();
+    assert_eq!(head, WRITERS * per_writer);
+    let recent = ring.recent();
+    let tickets: Vec<u64> = recent.iter().map(|(t, _)| *t).collect();
+    assert!(recent.iter().all(|(_, r)| whole(r)));
+    assert!(tickets.iter().all(|t| *t >= head - CAPACITY as u64));
+    // A record is only missing when its writer gave it up (its slot was held by a writer
+    // stalled a whole lap behind), which `lost` counts.
+    assert!(tickets.len() as u64 + ring.lost() >= CAPACITY as u64);
+    if ring.lost() == 0 {
+        let newest: Vec<u64> = (head - CAPACITY as u64..head).collect();
+        assert_eq!(tickets, newest);
+    }
+    // Each writer's records come out in the order it wrote them.
+    for w in 0..WRITERS {
+        let mine: Vec<u64> = recent
+            .iter()
+            .map(|(_, r)| r[0])
+            .filter(|v| v >> 32 == w)
+            .collect();
+        assert!(mine.windows(2).all(|p| p[0] < p[1]), "writer {w}: {mine:?}");
+    }
+}
