@@ -11,6 +11,13 @@
 //! pool does run out, and every application that found no free worker is answered by the
 //! fallback.
 //!
+//! Both runs are drawn as the example draws them (examples/credit_bureau/picture.rs), and the
+//! HTML file is held to what the run was: well-formed XML with one `<svg>`, the breaker's state
+//! bands as the event stream told them (an OPEN band starting inside the brownout), the brownout
+//! marked where the script puts it, and columns whose answers add up to the applications sent
+//! in them and, over the run, to the report's counts. A breaker name full of XML's special
+//! characters is escaped.
+//!
 //! A second test holds the loan client to its error handling: a 200 that is not a credit report
 //! (truncated, mistyped, about someone else) is a protocol error that says what was wrong, a
 //! bureau that is not there is a connection error, and a tax id with `/` or `?` in it stays one
@@ -29,6 +36,7 @@ use axum::http::{header, StatusCode};
 use breaker::{Registry, State};
 use game::loan::{Application, BureauError, CreditCheck};
 use game::queue::ReviewQueue;
+use game::{Outcome, Report};
 
 /// Removes the queue file however the test ends.
 struct TempFile(std::path::PathBuf);
@@ -41,13 +49,278 @@ impl Drop for TempFile {
 
 /// A fresh path in the temp dir for a queue file, removed when dropped.
 fn temp_queue(label: &str) -> TempFile {
+    temp_file(label, "log")
+}
+
+/// A fresh path in the temp dir, removed when dropped.
+fn temp_file(label: &str, extension: &str) -> TempFile {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     TempFile(std::env::temp_dir().join(format!(
-        "breaker_game_day_{label}_{}_{nanos}.log",
+        "breaker_game_day_{label}_{}_{nanos}.{extension}",
         std::process::id()
     )))
+}
+
+/// One element of an XML document: its name, its attributes, and the text directly inside it
+/// (entities decoded).
+#[derive(Debug)]
+struct Element {
+    name: String,
+    /// The element's namespace (`xmlns` declarations are not attributes).
+    namespace: Option<String>,
+    attributes: Vec<(String, String)>,
+    text: String,
+}
+
+impl Element {
+    fn attr(&self, name: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A number from a `data-` attribute the picture writes.
+    fn number(&self, name: &str) -> f64 {
+        let value = self
+            .attr(name)
+            .unwrap_or_else(|| panic!("<{}> has no {name}", self.name));
+        value
+            .parse()
+            .unwrap_or_else(|e| panic!("{name}={value:?}: {e}"))
+    }
+
+    fn count(&self, name: &str) -> u64 {
+        let value = self.number(name);
+        assert!(value >= 0.0 && value.fract() == 0.0, "{name}={value}");
+        value as u64
+    }
+}
+
+/// Reads `doc` as XML (an HTML5 doctype allowed) and returns its elements in document
+/// order; an error says where it is not well-formed.
+fn parse_xml(doc: &str) -> Result<Vec<Element>, String> {
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let parsed =
+        roxmltree::Document::parse_with_options(doc, options).map_err(|e| e.to_string())?;
+    let elements = parsed.descendants().filter(|node| node.is_element());
+    Ok(elements
+        .map(|node| Element {
+            name: node.tag_name().name().to_owned(),
+            namespace: node.tag_name().namespace().map(str::to_owned),
+            attributes: node
+                .attributes()
+                .map(|a| (a.name().to_owned(), a.value().to_owned()))
+                .collect(),
+            text: node
+                .children()
+                .filter_map(|c| c.is_text().then(|| c.text()).flatten())
+                .collect(),
+        })
+        .collect())
+}
+
+/// Milliseconds as the picture writes them in its data attributes.
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1000.0)
+}
+
+/// Draws `report` as the example does, into a file, and holds the picture to the run: it
+/// parses as XML with one `<svg>`, its state bands are the transitions the run had (in order,
+/// with their times), the brownout is marked where the script has it, and its columns' answers
+/// add up, column by column, to the applications sent in them, and over the run to the
+/// report's counts. (Outcomes and counts only: nothing here depends on how fast the run was.)
+fn check_picture(report: &Report, label: &str, opened_in_brownout: bool) {
+    let file = temp_file(label, "html");
+    game::picture::write_html(report, &file.0).expect("the picture is written");
+    let html = std::fs::read_to_string(&file.0).expect("the picture reads back");
+    let doc = parse_xml(&html).unwrap_or_else(|e| panic!("the picture is not well-formed: {e}"));
+    let by_class = |class: &str| -> Vec<&Element> {
+        doc.iter()
+            .filter(|e| e.attr("class") == Some(class))
+            .collect()
+    };
+    assert_eq!(doc[0].name, "html");
+    assert_eq!(
+        doc.iter().filter(|e| e.name == "svg").count(),
+        1,
+        "one <svg>"
+    );
+    let svg = doc.iter().find(|e| e.name == "svg").expect("an <svg>");
+    assert_eq!(svg.namespace.as_deref(), Some("http://www.w3.org/2000/svg"));
+    // Self-contained: nothing runs and nothing is fetched (the only URLs are namespaces).
+    assert!(!doc
+        .iter()
+        .any(|e| matches!(e.name.as_str(), "script" | "link" | "img" | "iframe")));
+    for element in &doc {
+        for (key, value) in &element.attributes {
+            assert!(
+                key == "xmlns" || !value.contains("://"),
+                "<{} {key}={value:?}> refers to something outside the file",
+                element.name
+            );
+        }
+    }
+
+    // The state bands: the initial state, then one band per transition, with its times.
+    let bands = by_class("state-band");
+    let mut expected = vec![(report.initial_state.to_string(), ms(Duration::ZERO))];
+    expected.extend(
+        report
+            .transitions
+            .iter()
+            .map(|t| (t.to.to_string(), ms(t.at))),
+    );
+    let drawn: Vec<(String, String)> = bands
+        .iter()
+        .map(|b| {
+            (
+                b.attr("data-state").expect("a band's state").to_owned(),
+                b.attr("data-from-ms").expect("a band's start").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(drawn, expected, "the state bands are the run's transitions");
+    for pair in bands.windows(2) {
+        assert_eq!(pair[0].attr("data-to-ms"), pair[1].attr("data-from-ms"));
+    }
+
+    // The brownout, where the script puts it, labelled with its phase's name, and (for a run
+    // that opened the breaker during the brownout) an OPEN band starting inside it.
+    let brownouts = by_class("brownout");
+    assert_eq!(brownouts.len(), 1, "one brownout marker");
+    let brownout = brownouts[0];
+    assert_eq!(
+        brownout.attr("data-from-ms"),
+        Some(ms(report.brownout_start).as_str())
+    );
+    assert_eq!(
+        brownout.attr("data-to-ms"),
+        Some(ms(report.brownout_end).as_str())
+    );
+    let brownout_name = report
+        .phases
+        .iter()
+        .map(|(name, _)| *name)
+        .find(|name| name.starts_with("brownout"))
+        .expect("the script names its brownout");
+    assert!(
+        doc.iter()
+            .any(|e| e.name == "tspan" && e.text == brownout_name),
+        "the brownout is labelled {brownout_name:?}"
+    );
+    let (from, to) = (
+        brownout.number("data-from-ms"),
+        brownout.number("data-to-ms"),
+    );
+    assert!(
+        !opened_in_brownout
+            || bands.iter().any(|b| b.attr("data-state") == Some("OPEN")
+                && (from..to).contains(&b.number("data-from-ms"))),
+        "no OPEN band starts inside the brownout ({from} ms to {to} ms): {bands:?}"
+    );
+    for state in ["CLOSED", "OPEN", "HALF_OPEN"] {
+        assert!(
+            doc.iter().any(|e| e.name == "text" && e.text == state),
+            "the legend or a band names {state}"
+        );
+    }
+
+    // The columns: each one's answers add up to the applications sent in it, and over the run
+    // to the applications sent and to each of the report's counts.
+    let columns = by_class("column");
+    assert!(!columns.is_empty());
+    let mut sums = [0u64; Outcome::ALL.len()];
+    let (mut sent, mut refused, mut no_worker) = (0, 0, 0);
+    for column in &columns {
+        let answers: Vec<u64> = Outcome::ALL
+            .iter()
+            .map(|o| column.count(&format!("data-{}", o.key())))
+            .collect();
+        assert_eq!(
+            answers.iter().sum::<u64>(),
+            column.count("data-sent"),
+            "a column's answers are not the applications sent in it: {column:?}"
+        );
+        for (sum, n) in sums.iter_mut().zip(&answers) {
+            *sum += n;
+        }
+        sent += column.count("data-sent");
+        refused += column.count("data-refused");
+        no_worker += column.count("data-no-worker");
+    }
+    assert_eq!(
+        sent, report.requests,
+        "the columns hold every application sent"
+    );
+    let counted = [
+        report.bureau_answers,
+        report.cached,
+        report.queued,
+        report.client_errors,
+        report.unavailable,
+        report.crashed,
+    ];
+    for ((outcome, drawn), counted) in Outcome::ALL.iter().zip(sums).zip(counted) {
+        assert_eq!(drawn, counted, "{} drawn and counted", outcome.label());
+    }
+    // The refusals line counts the breaker's NotPermitted events: one per refused call.
+    assert_eq!(
+        refused, report.fallback_causes.0,
+        "refusals drawn and counted"
+    );
+    assert_eq!(
+        no_worker, report.workers_exhausted,
+        "no free worker, drawn and counted"
+    );
+    // The p50 and p99 lines are drawn.
+    for key in ["p50", "p99"] {
+        assert!(
+            doc.iter().any(|e| e.attr("data-percentile") == Some(key)),
+            "no {key} line"
+        );
+    }
+
+    // The timeline behind it is bounded (one bucket per second of the script, and the ones a
+    // call can outlast it by) and adds up the same way, bucket by bucket.
+    let buckets = report.timeline.buckets();
+    let script: Duration = report.phases.iter().map(|(_, length)| *length).sum();
+    let per_second = (script.as_secs_f64() / report.timeline.width().as_secs_f64()).round();
+    assert!((buckets.len() as f64) < per_second + per_second / 10.0 + 2.0);
+    for bucket in buckets {
+        assert_eq!(
+            bucket.answers.iter().map(|&n| u64::from(n)).sum::<u64>(),
+            u64::from(bucket.sent)
+        );
+        assert_eq!(
+            bucket.latency.count(),
+            u64::from(bucket.sent - bucket.answers[Outcome::Crashed as usize])
+        );
+    }
+}
+
+/// A breaker name made of XML's special characters still gives a well-formed file, with the
+/// name in the title as it is.
+fn check_escaping(report: &Report) {
+    let mut hostile = report.clone();
+    hostile.breaker_name = "cb\"<&>'</svg>]]>\u{1}".to_owned();
+    let doc = parse_xml(&game::picture::html(&hostile))
+        .unwrap_or_else(|e| panic!("a hostile breaker name broke the picture: {e}"));
+    let title = doc
+        .iter()
+        .find(|e| e.attr("id") == Some("picture-title"))
+        .expect("a title");
+    assert!(
+        title.text.contains("cb\"<&>'</svg>]]>\u{fffd}"),
+        "{}",
+        title.text
+    );
+    assert_eq!(doc.iter().filter(|e| e.name == "svg").count(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -148,6 +421,11 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     );
     assert_eq!(report.final_state, State::Closed);
 
+    // The run as a picture.
+    // (The assertions above saw the breaker first open during the brownout.)
+    check_picture(&report, "picture", true);
+    check_escaping(&report);
+
     // The same day with the worker pool scaled like time (200 -> 2), so that the pool runs out
     // at the start of the brownout as the real-time run's does (220/s x 2.5 s timeouts is about
     // 550 calls in flight against 200 workers). Applications that find no free worker take the
@@ -183,6 +461,9 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
         "queue file differs from the 202 answers"
     );
     assert_eq!(report.sockets_while_open, 0, "sockets opened while OPEN");
+    // Its picture draws the applications that found no free worker. (With 2 workers the
+    // brownout holds both, the breaker sees few calls, and when it opens is not asserted.)
+    check_picture(&report, "scaled_picture", false);
 }
 
 /// The client's request on its own (no breaker, so no global registry), against a bureau that

@@ -1,10 +1,13 @@
 //! The game day itself (shared by the example and tests/game_day.rs): configuration, the bureau
-//! simulator, the loan service, the load generator and the report.
+//! simulator, the loan service, the load generator, the report and its timeline (drawn by
+//! `picture.rs`).
 
 #[path = "bureau.rs"]
 pub(crate) mod bureau;
 #[path = "loan.rs"]
 pub(crate) mod loan;
+#[path = "picture.rs"]
+pub(crate) mod picture;
 #[path = "queue.rs"]
 pub(crate) mod queue;
 
@@ -14,7 +17,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use breaker::{ConfigError, EventKind, LoadError, Registry, State};
 use tokio::sync::Semaphore;
@@ -104,8 +107,18 @@ pub(crate) struct Transition {
 /// What the game day measured.
 #[derive(Clone, Debug)]
 pub(crate) struct Report {
+    /// The breaker's name.
+    pub(crate) breaker_name: String,
     /// The time scale (1.0 = real time).
     pub(crate) scale: f64,
+    /// Applications per second the load generator aimed at.
+    pub(crate) rate: u32,
+    /// The worker pool's size.
+    pub(crate) workers: usize,
+    /// When the run started, on the wall clock (for the picture's title).
+    pub(crate) started: SystemTime,
+    /// How long the run took, on its own clock: until the last application was answered.
+    pub(crate) ended: Duration,
     /// The phases: name and length.
     pub(crate) phases: Vec<(&'static str, Duration)>,
     /// Applications sent.
@@ -153,12 +166,22 @@ pub(crate) struct Report {
     pub(crate) slow_rate_exceeded: u64,
     /// When the brownout started, after the start.
     pub(crate) brownout_start: Duration,
+    /// When the brownout ended, after the start.
+    pub(crate) brownout_end: Duration,
+    /// The configuration's `timeout-duration` (scaled), what cancels a call.
+    pub(crate) timeout: Duration,
+    /// The configuration's `slow-call-duration-threshold` (scaled).
+    pub(crate) slow_threshold: Duration,
+    /// The breaker's state when the run started.
+    pub(crate) initial_state: State,
     /// The breaker's state at the end.
     pub(crate) final_state: State,
     /// Lines in the queue file after the run.
     pub(crate) queue_lines: usize,
     /// Whether the queue file holds exactly the applications answered 202.
     pub(crate) queue_matches: bool,
+    /// The run second by second, for the picture.
+    pub(crate) timeline: Timeline,
 }
 
 impl Report {
@@ -316,6 +339,279 @@ impl fmt::Display for Report {
     }
 }
 
+/// How an application was answered, as the report counts it: every application ends in
+/// exactly one of these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The bureau's own score.
+    BureauAnswer,
+    /// A cached score younger than 30 days (the fallback).
+    Cached,
+    /// Queued for manual review and answered 202 (the fallback).
+    Queued,
+    /// The bureau's 4xx, handed back to the applicant.
+    ClientError,
+    /// 503: the queue could not be written.
+    Unavailable,
+    /// The handler panicked or never finished.
+    Crashed,
+}
+
+impl Outcome {
+    /// Every outcome, in the order the report prints them (and the picture stacks them).
+    pub(crate) const ALL: [Outcome; 6] = [
+        Outcome::BureauAnswer,
+        Outcome::Cached,
+        Outcome::Queued,
+        Outcome::ClientError,
+        Outcome::Unavailable,
+        Outcome::Crashed,
+    ];
+
+    /// The report's name for it.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Outcome::BureauAnswer => "bureau answer (200)",
+            Outcome::Cached => "cached fallback (200)",
+            Outcome::Queued => "queued (202)",
+            Outcome::ClientError => "4xx answered",
+            Outcome::Unavailable => "503 queue unwritable",
+            Outcome::Crashed => "handler crashed",
+        }
+    }
+
+    /// A short key for it (the picture's data attributes).
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            Outcome::BureauAnswer => "bureau",
+            Outcome::Cached => "cached",
+            Outcome::Queued => "queued",
+            Outcome::ClientError => "client-error",
+            Outcome::Unavailable => "unavailable",
+            Outcome::Crashed => "crashed",
+        }
+    }
+
+    fn of(decision: &Decision) -> Outcome {
+        match decision {
+            Decision::Bureau { .. } => Outcome::BureauAnswer,
+            Decision::Cached { .. } => Outcome::Cached,
+            Decision::Queued => Outcome::Queued,
+            Decision::Unavailable(_) => Outcome::Unavailable,
+        }
+    }
+}
+
+/// Bins per doubling of a [`Histogram`]: 8, so a bin is at most 1/8 of its lower bound wide
+/// and its midpoint is within 6.25 % of any latency in it.
+const BINS_PER_DOUBLING: u32 = 8;
+/// The first doubling binned: 2^10 ns (about 1 µs); everything below is one bin.
+const FIRST_EXPONENT: u32 = 10;
+/// The end of the last doubling: 2^37 ns (about 137 s); everything above is in the last bin.
+const LAST_EXPONENT: u32 = 37;
+/// The number of bins: one for below 1 µs, then 8 per doubling up to 137 s.
+const HISTOGRAM_BINS: usize = 1 + ((LAST_EXPONENT - FIRST_EXPONENT) * BINS_PER_DOUBLING) as usize;
+
+/// Latencies as counts in fixed, log-spaced bins: 217 counters whatever the number of
+/// latencies, so a bucket of the timeline has the same size at any rate.
+#[derive(Clone)]
+pub(crate) struct Histogram {
+    counts: [u32; HISTOGRAM_BINS],
+}
+
+impl Histogram {
+    /// An empty histogram.
+    pub(crate) fn new() -> Histogram {
+        Histogram {
+            counts: [0; HISTOGRAM_BINS],
+        }
+    }
+
+    fn bin_of(latency: Duration) -> usize {
+        let ns = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
+        if ns < 1 << FIRST_EXPONENT {
+            return 0;
+        }
+        let exponent = 63 - ns.leading_zeros();
+        if exponent >= LAST_EXPONENT {
+            return HISTOGRAM_BINS - 1;
+        }
+        // The three bits after the leading one pick one of the 8 bins of this doubling.
+        let sub = ((ns >> (exponent - 3)) & 7) as u32;
+        1 + ((exponent - FIRST_EXPONENT) * BINS_PER_DOUBLING + sub) as usize
+    }
+
+    /// The latencies a bin holds, as [low, high) in nanoseconds.
+    fn bounds(bin: usize) -> (u64, u64) {
+        if bin == 0 {
+            return (0, 1 << FIRST_EXPONENT);
+        }
+        let exponent = FIRST_EXPONENT + (bin as u32 - 1) / BINS_PER_DOUBLING;
+        let sub = u64::from((bin as u32 - 1) % BINS_PER_DOUBLING);
+        ((8 + sub) << (exponent - 3), (9 + sub) << (exponent - 3))
+    }
+
+    /// Counts one latency.
+    pub(crate) fn record(&mut self, latency: Duration) {
+        let bin = &mut self.counts[Self::bin_of(latency)];
+        *bin = bin.saturating_add(1);
+    }
+
+    /// Adds another histogram's counts to this one.
+    pub(crate) fn merge(&mut self, other: &Histogram) {
+        for (mine, theirs) in self.counts.iter_mut().zip(other.counts.iter()) {
+            *mine = mine.saturating_add(*theirs);
+        }
+    }
+
+    /// How many latencies it counted.
+    pub(crate) fn count(&self) -> u64 {
+        self.counts.iter().map(|&c| u64::from(c)).sum()
+    }
+
+    /// The `p`-th percentile (0..=100), as the midpoint of the bin that holds it; `None` if
+    /// empty.
+    pub(crate) fn percentile(&self, p: f64) -> Option<Duration> {
+        let n = self.count();
+        if n == 0 {
+            return None;
+        }
+        let rank = ((p / 100.0) * n as f64).ceil().clamp(1.0, n as f64) as u64;
+        let mut seen = 0;
+        for (bin, &count) in self.counts.iter().enumerate() {
+            seen += u64::from(count);
+            if seen >= rank {
+                let (low, high) = Self::bounds(bin);
+                return Some(Duration::from_nanos(low + (high - low) / 2));
+            }
+        }
+        None
+    }
+}
+
+impl fmt::Debug for Histogram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Histogram")
+            .field("count", &self.count())
+            .field("p50", &self.percentile(50.0))
+            .field("p99", &self.percentile(99.0))
+            .finish()
+    }
+}
+
+/// One bucket of the timeline: one second of the script (1 s in real time, 10 ms compressed).
+#[derive(Clone, Debug)]
+pub(crate) struct Bucket {
+    /// Applications sent in this bucket.
+    pub(crate) sent: u32,
+    /// How the applications sent in this bucket were answered, by [`Outcome`] (indexed in the
+    /// order of [`Outcome::ALL`]); they add up to `sent` once the run is over.
+    pub(crate) answers: [u32; Outcome::ALL.len()],
+    /// Calls the breaker refused in this bucket (its `NotPermitted` events).
+    pub(crate) refused: u32,
+    /// Calls the breaker recorded as failures that took the whole `timeout-duration`: the ones
+    /// it cancelled (a cancelled call counts as a failure that took at least the timeout).
+    pub(crate) timed_out: u32,
+    /// The other recorded failures: 5xx answers and socket errors.
+    pub(crate) failed: u32,
+    /// Applications sent in this bucket that found no free worker.
+    pub(crate) no_worker: u32,
+    /// Time from receiving to answering, of the applications sent in this bucket.
+    pub(crate) latency: Histogram,
+}
+
+impl Bucket {
+    fn new() -> Bucket {
+        Bucket {
+            sent: 0,
+            answers: [0; Outcome::ALL.len()],
+            refused: 0,
+            timed_out: 0,
+            failed: 0,
+            no_worker: 0,
+            latency: Histogram::new(),
+        }
+    }
+}
+
+/// The run second by second, on the run's own clock: one [`Bucket`] per second of the script,
+/// allocated up front, so its memory is fixed by the script's length (under 250 KB for the 265
+/// buckets of either run: about 900 bytes a bucket, most of it the latency histogram), never
+/// by the number of applications.
+#[derive(Clone, Debug)]
+pub(crate) struct Timeline {
+    width: Duration,
+    buckets: Vec<Bucket>,
+}
+
+impl Timeline {
+    /// Buckets of `width` covering `span`; anything later lands in the last one.
+    pub(crate) fn new(width: Duration, span: Duration) -> Timeline {
+        let count = (span.as_secs_f64() / width.as_secs_f64()).ceil().max(1.0) as usize;
+        Timeline {
+            width,
+            buckets: (0..count).map(|_| Bucket::new()).collect(),
+        }
+    }
+
+    /// The length of one bucket on the run's clock.
+    pub(crate) fn width(&self) -> Duration {
+        self.width
+    }
+
+    /// The buckets, the first starting when the run started.
+    pub(crate) fn buckets(&self) -> &[Bucket] {
+        &self.buckets
+    }
+
+    /// The bucket holding `at` (since the start).
+    fn at(&mut self, at: Duration) -> &mut Bucket {
+        let index = (at.as_secs_f64() / self.width.as_secs_f64()) as usize;
+        let last = self.buckets.len() - 1;
+        &mut self.buckets[index.min(last)]
+    }
+}
+
+/// An application's place in the timeline, from its arrival to its answer. Dropped without an
+/// answer (its handler panicked, or was dropped unfinished) it counts as crashed, so every
+/// application sent is answered in the timeline exactly once.
+struct Answering {
+    timeline: Arc<Mutex<Timeline>>,
+    /// When it arrived, since the start: the bucket it is counted in.
+    arrived: Duration,
+    received: Instant,
+    done: bool,
+}
+
+impl Answering {
+    fn new(timeline: &Arc<Mutex<Timeline>>, arrived: Duration, received: Instant) -> Answering {
+        Answering {
+            timeline: timeline.clone(),
+            arrived,
+            received,
+            done: false,
+        }
+    }
+
+    /// Counts the answer and its latency in the bucket the application arrived in.
+    fn answered(mut self, outcome: Outcome) {
+        self.done = true;
+        let latency = self.received.elapsed();
+        let mut timeline = lock(&self.timeline);
+        let bucket = timeline.at(self.arrived);
+        bucket.answers[outcome as usize] += 1;
+        bucket.latency.record(latency);
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        if !self.done {
+            lock(&self.timeline).at(self.arrived).answers[Outcome::Crashed as usize] += 1;
+        }
+    }
+}
+
 /// A deterministic pseudo-random sequence (xorshift), so every run sends the same mix.
 struct Mix(u64);
 
@@ -345,6 +641,15 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         .timeout_duration()
         .unwrap_or(Duration::from_secs_f64(2.5 * options.scale));
     let script = Arc::new(Script::seed_003(options.scale));
+    let total = script.total();
+    // One bucket per second of the script, covering the script and the longest a call can
+    // outlast it (reqwest's backstop, twice the timeout).
+    let timeline = Arc::new(Mutex::new(Timeline::new(
+        Duration::from_secs_f64(options.scale),
+        total + timeout * 2,
+    )));
+    let initial_state = breaker.state();
+    let started = SystemTime::now();
     let start = Instant::now();
     let bureau = Bureau::start(script.clone(), start).await?;
     let check = Arc::new(CreditCheck::new(
@@ -370,26 +675,39 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let slow_threshold = breaker.config().slow_call_duration_threshold();
     let subscription = {
         let (transitions, ignored, check) = (transitions.clone(), ignored.clone(), check.clone());
-        let slow = slow.clone();
-        breaker.subscribe(move |event| match event.kind() {
-            EventKind::StateTransition { from, to } => lock(&transitions).push(Transition {
-                at: start.elapsed(),
-                from,
-                to,
-                sockets_opened: check.stats().sockets_opened.load(Ordering::SeqCst),
-            }),
-            EventKind::IgnoredError { .. } => {
-                ignored.fetch_add(1, Ordering::SeqCst);
+        let (slow, timeline) = (slow.clone(), timeline.clone());
+        breaker.subscribe(move |event| {
+            let at = start.elapsed();
+            // Refusals and recorded failures, in the bucket they happened in (listeners run
+            // on the calling task, as the call ends).
+            match event.kind() {
+                EventKind::NotPermitted => lock(&timeline).at(at).refused += 1,
+                EventKind::Error { elapsed } if elapsed >= timeout => {
+                    lock(&timeline).at(at).timed_out += 1;
+                }
+                EventKind::Error { .. } => lock(&timeline).at(at).failed += 1,
+                _ => {}
             }
-            EventKind::Success { elapsed } | EventKind::Error { elapsed }
-                if elapsed > slow_threshold =>
-            {
-                slow.0.fetch_add(1, Ordering::SeqCst);
+            match event.kind() {
+                EventKind::StateTransition { from, to } => lock(&transitions).push(Transition {
+                    at,
+                    from,
+                    to,
+                    sockets_opened: check.stats().sockets_opened.load(Ordering::SeqCst),
+                }),
+                EventKind::IgnoredError { .. } => {
+                    ignored.fetch_add(1, Ordering::SeqCst);
+                }
+                EventKind::Success { elapsed } | EventKind::Error { elapsed }
+                    if elapsed > slow_threshold =>
+                {
+                    slow.0.fetch_add(1, Ordering::SeqCst);
+                }
+                EventKind::SlowCallRateExceeded { .. } => {
+                    slow.1.fetch_add(1, Ordering::SeqCst);
+                }
+                _ => {}
             }
-            EventKind::SlowCallRateExceeded { .. } => {
-                slow.1.fetch_add(1, Ordering::SeqCst);
-            }
-            _ => {}
         })
     };
 
@@ -402,7 +720,6 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     ticker.set_missed_tick_behavior(MissedTickBehavior::Burst);
     let mut mix = Mix(0x9e37_79b9_7f4a_7c15);
     let (mut requests, mut exhausted) = (0u64, 0u64);
-    let total = script.total();
     loop {
         ticker.tick().await;
         let elapsed = start.elapsed();
@@ -424,12 +741,19 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
             tax_id,
             received: Instant::now(),
         };
+        lock(&timeline).at(elapsed).sent += 1;
+        let answering = Answering::new(&timeline, elapsed, app.received);
         let Ok(worker) = workers.clone().try_acquire_owned() else {
             // No free worker: no application is discarded (docs/CREDIT_BUREAU.md §6), so it
             // takes the fallback at once (cache or durable queue) without holding a worker.
             exhausted += 1;
+            lock(&timeline).at(elapsed).no_worker += 1;
             let check = check.clone();
-            handlers.spawn(async move { Answer::Shed(check.shed(&app).await) });
+            handlers.spawn(async move {
+                let decision = check.shed(&app).await;
+                answering.answered(Outcome::of(&decision));
+                Answer::Shed(decision)
+            });
             continue;
         };
         let now_busy = busy.fetch_add(1, Ordering::SeqCst) + 1;
@@ -437,8 +761,14 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         let (check, busy) = (check.clone(), busy.clone());
         handlers.spawn(async move {
             let answer = match check.credit_report(&app).await {
-                Ok(decision) => Answer::Decided(decision),
-                Err(_) => Answer::ClientError,
+                Ok(decision) => {
+                    answering.answered(Outcome::of(&decision));
+                    Answer::Decided(decision)
+                }
+                Err(_) => {
+                    answering.answered(Outcome::ClientError);
+                    Answer::ClientError
+                }
             };
             busy.fetch_sub(1, Ordering::SeqCst);
             drop(worker);
@@ -489,8 +819,21 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let queue_matches = file_ids.len() == queued_ids.len()
         && file_ids.iter().cloned().collect::<BTreeSet<_>>() == queued_ids;
 
+    let brownout = script
+        .phases
+        .iter()
+        .position(|p| p.bureau == Behaviour::Hanging);
+    let brownout_start = script.first_start_of(Behaviour::Hanging).unwrap_or(total);
+    let brownout_end = brownout.map_or(total, |i| brownout_start + script.phases[i].length);
+    let timeline = lock(&timeline).clone();
+
     Ok(Report {
+        breaker_name: breaker.name().to_owned(),
         scale: options.scale,
+        rate: options.rate,
+        workers: options.workers,
+        started,
+        ended: end,
         phases: script.phases.iter().map(|p| (p.name, p.length)).collect(),
         requests,
         bureau_answers,
@@ -517,9 +860,14 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         ignored_errors: ignored.load(Ordering::SeqCst),
         slow_calls: slow.0.load(Ordering::SeqCst),
         slow_rate_exceeded: slow.1.load(Ordering::SeqCst),
-        brownout_start: script.first_start_of(Behaviour::Hanging).unwrap_or(total),
+        brownout_start,
+        brownout_end,
+        timeout,
+        slow_threshold,
+        initial_state,
         final_state: breaker.state(),
         queue_lines: file_ids.len(),
         queue_matches,
+        timeline,
     })
 }

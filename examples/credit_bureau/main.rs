@@ -14,6 +14,10 @@
 //! manual-review queue is written to a fresh file in the temp dir (`--queue PATH` to choose),
 //! and kept after the run. `CREDIT_BUREAU_COMPRESSED=1` is the same as `--compressed`.
 //!
+//! Beside the text report on stdout, the run is drawn as a timeline (breaker states, answers
+//! per second, latency, the brownout) in a self-contained HTML file: `credit_bureau_report.html`
+//! in the current directory, or `--html PATH`.
+//!
 //! `--rate N` changes the 220 applications a second. Compressed mode scales time but keeps
 //! the rate, so it also divides the calls in flight by 100 (220/s x 25 ms is ~6, not 220/s x
 //! 2.5 s = 550): the worker-pool numbers mean something only in real time (or with
@@ -31,6 +35,7 @@ fn main() {
     let mut compressed = std::env::var("CREDIT_BUREAU_COMPRESSED").is_ok_and(|v| v == "1");
     let mut config = PathBuf::from(game::CONFIG_PATH);
     let mut queue = None;
+    let mut html = PathBuf::from(game::picture::DEFAULT_FILE);
     let mut rate = 220;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -43,19 +48,19 @@ fn main() {
                     exit(2);
                 }
             },
-            "--config" | "--queue" => {
+            "--config" | "--queue" | "--html" => {
                 let Some(value) = args.next() else {
                     eprintln!("{arg} needs a path");
                     exit(2);
                 };
-                if arg == "--config" {
-                    config = value.into();
-                } else {
-                    queue = Some(PathBuf::from(value));
+                match arg.as_str() {
+                    "--config" => config = value.into(),
+                    "--queue" => queue = Some(PathBuf::from(value)),
+                    _ => html = value.into(),
                 }
             }
             other => {
-                eprintln!("unknown argument `{other}`; expected --compressed, --rate N, --config PATH, --queue PATH");
+                eprintln!("unknown argument `{other}`; expected --compressed, --rate N, --config PATH, --queue PATH, --html PATH");
                 exit(2);
             }
         }
@@ -105,8 +110,16 @@ fn main() {
         Ok(report) => {
             println!("{report}");
             println!("manual-review queue:      {}", queue_path.display());
+            let drawn = game::picture::write_html(&report, &html);
+            match &drawn {
+                Ok(()) => println!("picture of the run:       {}", html.display()),
+                Err(err) => eprintln!("cannot write the picture to {}: {err}", html.display()),
+            }
             if report.lost() > 0 || !report.queue_matches {
                 exit(3);
+            }
+            if drawn.is_err() {
+                exit(1);
             }
         }
         Err(err) => {
