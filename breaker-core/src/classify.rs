@@ -349,3 +349,18 @@ impl<C> fmt::Debug for ConfiguredClassifier<'_, C> {
             .finish_non_exhaustive()
     }
 }
+
+/// How an HTTP response counts by its status, for the tower layer's `HttpStatus` and the
+/// reqwest middleware's `StatusClassifier`: a 5xx is a failure, a 4xx is ignored (the caller's
+/// mistake says nothing about the server's health), anything else a success.
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+#[inline]
+pub(crate) fn http_status_outcome(status: http::StatusCode) -> Outcome {
+    if status.is_server_error() {
+        Outcome::Failure
+    } else if status.is_client_error() {
+        Outcome::Ignored
+    } else {
+        Outcome::Success
+    }
+}

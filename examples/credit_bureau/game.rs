@@ -521,7 +521,7 @@ pub(crate) struct Bucket {
 }
 
 impl Bucket {
-    fn new() -> Bucket {
+    pub(crate) fn new() -> Bucket {
         Bucket {
             sent: 0,
             answers: [0; Outcome::ALL.len()],
@@ -531,6 +531,19 @@ impl Bucket {
             no_worker: 0,
             latency: Histogram::new(),
         }
+    }
+
+    /// Adds `other`'s counts to these (a column of the picture is several buckets).
+    pub(crate) fn add(&mut self, other: &Bucket) {
+        self.sent = self.sent.saturating_add(other.sent);
+        for (sum, n) in self.answers.iter_mut().zip(other.answers) {
+            *sum = sum.saturating_add(n);
+        }
+        self.refused = self.refused.saturating_add(other.refused);
+        self.timed_out = self.timed_out.saturating_add(other.timed_out);
+        self.failed = self.failed.saturating_add(other.failed);
+        self.no_worker = self.no_worker.saturating_add(other.no_worker);
+        self.latency.merge(&other.latency);
     }
 }
 

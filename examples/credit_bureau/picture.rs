@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use breaker::State;
 
-use super::{Histogram, Outcome, Report};
+use super::{Bucket, Histogram, Outcome, Report};
 
 /// The file's name when `--html` is not given.
 pub(crate) const DEFAULT_FILE: &str = "credit_bureau_report.html";
@@ -101,17 +101,11 @@ pub(crate) fn html(report: &Report) -> String {
     out
 }
 
-/// Counts one drawn column adds up: `per` buckets of the timeline.
+/// One drawn column: `per` buckets of the timeline, added up.
 struct Column {
     from: Duration,
     to: Duration,
-    sent: u64,
-    answers: [u64; Outcome::ALL.len()],
-    refused: u64,
-    timed_out: u64,
-    failed: u64,
-    no_worker: u64,
-    latency: Histogram,
+    counts: Bucket,
 }
 
 /// The fallback's causes, drawn as lines: the text report's names, the column's count, colour
@@ -127,16 +121,28 @@ type Cause = (
 const CAUSES: [Cause; 4] = [
     (
         "refused by OPEN/HALF_OPEN",
-        |c| c.refused,
+        |c| u64::from(c.counts.refused),
         "#b71c1c",
         "none",
         "refused",
     ),
-    ("timed out", |c| c.timed_out, "#ef6c00", "none", "timed-out"),
-    ("5xx/socket error", |c| c.failed, "#5d4037", "7 3", "failed"),
+    (
+        "timed out",
+        |c| u64::from(c.counts.timed_out),
+        "#ef6c00",
+        "none",
+        "timed-out",
+    ),
+    (
+        "5xx/socket error",
+        |c| u64::from(c.counts.failed),
+        "#5d4037",
+        "7 3",
+        "failed",
+    ),
     (
         "no free worker",
-        |c| c.no_worker,
+        |c| u64::from(c.counts.no_worker),
         "#000000",
         "2 2",
         "no-worker",
@@ -270,29 +276,15 @@ fn columns(report: &Report, count: usize, per: usize) -> Vec<Column> {
     let buckets = report.timeline.buckets();
     (0..count.div_ceil(per))
         .map(|c| {
-            let mut column = Column {
+            let mut counts = Bucket::new();
+            for bucket in buckets.iter().skip(c * per).take(per) {
+                counts.add(bucket);
+            }
+            Column {
                 from: width * (c * per) as u32,
                 to: width * ((c + 1) * per) as u32,
-                sent: 0,
-                answers: [0; Outcome::ALL.len()],
-                refused: 0,
-                timed_out: 0,
-                failed: 0,
-                no_worker: 0,
-                latency: Histogram::new(),
-            };
-            for bucket in buckets.iter().skip(c * per).take(per) {
-                column.sent += u64::from(bucket.sent);
-                for (sum, n) in column.answers.iter_mut().zip(bucket.answers) {
-                    *sum += u64::from(n);
-                }
-                column.refused += u64::from(bucket.refused);
-                column.timed_out += u64::from(bucket.timed_out);
-                column.failed += u64::from(bucket.failed);
-                column.no_worker += u64::from(bucket.no_worker);
-                column.latency.merge(&bucket.latency);
+                counts,
             }
-            column
         })
         .collect()
 }
@@ -532,9 +524,9 @@ fn rates(out: &mut String, columns: &[Column], frame: &Frame) {
     let seconds = |c: &Column| (c.to - c.from).as_secs_f64();
     let mut top: f64 = 1.0;
     for c in columns {
-        let answered: u64 = c.answers.iter().sum();
+        let answered: u64 = c.counts.answers.iter().map(|&n| u64::from(n)).sum();
         let most = CAUSES.iter().map(|cause| (cause.1)(c)).max().unwrap_or(0);
-        top = top.max(answered.max(c.sent).max(most) as f64 / seconds(c));
+        top = top.max(answered.max(u64::from(c.counts.sent)).max(most) as f64 / seconds(c));
     }
     let step = nice_step(top / 5.0);
     let top = (top / step).ceil() * step;
@@ -568,9 +560,9 @@ fn rates(out: &mut String, columns: &[Column], frame: &Frame) {
             "<g class=\"column\" data-from-ms=\"{:.1}\" data-to-ms=\"{:.1}\" data-sent=\"{}\"",
             ms(c.from),
             ms(c.to),
-            c.sent
+            c.counts.sent
         );
-        for (outcome, n) in Outcome::ALL.iter().zip(c.answers) {
+        for (outcome, n) in Outcome::ALL.iter().zip(c.counts.answers) {
             let _ = write!(out, " data-{}=\"{n}\"", outcome.key());
         }
         for cause in &CAUSES {
@@ -588,7 +580,7 @@ fn rates(out: &mut String, columns: &[Column], frame: &Frame) {
             LATENCY_BOTTOM - RATE_TOP
         );
         let mut stacked = 0.0;
-        for (outcome, n) in Outcome::ALL.iter().zip(c.answers) {
+        for (outcome, n) in Outcome::ALL.iter().zip(c.counts.answers) {
             if n == 0 {
                 continue;
             }
@@ -637,7 +629,7 @@ fn rates(out: &mut String, columns: &[Column], frame: &Frame) {
 /// log axis, with the configuration's timeout and slow-call threshold marked.
 fn latencies(out: &mut String, report: &Report, columns: &[Column], frame: &Frame) {
     let to_ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let p = |c: &Column, q: f64| c.latency.percentile(q).map(to_ms);
+    let p = |c: &Column, q: f64| c.counts.latency.percentile(q).map(to_ms);
     let low = columns
         .iter()
         .filter_map(|c| p(c, 50.0))
@@ -831,7 +823,7 @@ fn legend(out: &mut String, report: &Report, columns: &[Column], in_state: &[Dur
     y = RATE_TOP + 18.0;
     header(out, &mut y, "answers (stacked; total)");
     for (i, outcome) in Outcome::ALL.iter().enumerate().rev() {
-        let total: u64 = columns.iter().map(|c| c.answers[i]).sum();
+        let total: u64 = columns.iter().map(|c| u64::from(c.counts.answers[i])).sum();
         let swatch = square(y, outcome_colour(*outcome));
         entry(out, &mut y, &swatch, outcome.label(), &thousands(total));
     }
@@ -847,7 +839,7 @@ fn legend(out: &mut String, report: &Report, columns: &[Column], in_state: &[Dur
     header(out, &mut y, "latency, received to answered");
     let mut all = Histogram::new();
     for c in columns {
-        all.merge(&c.latency);
+        all.merge(&c.counts.latency);
     }
     for (q, colour, label) in [(50.0, P50_COLOUR, "p50"), (99.0, P99_COLOUR, "p99")] {
         let swatch = stroke(y, colour, "none");
@@ -891,15 +883,18 @@ fn tooltip(c: &Column, unit: TimeUnit) -> String {
         "{} to {}: {} applications sent",
         unit.show(c.from),
         unit.show(c.to),
-        c.sent
+        c.counts.sent
     );
-    for (outcome, n) in Outcome::ALL.iter().zip(c.answers) {
+    for (outcome, n) in Outcome::ALL.iter().zip(c.counts.answers) {
         let _ = write!(text, "\n  {}: {n}", outcome.label());
     }
     for cause in &CAUSES {
         let _ = write!(text, "\n{}: {}", cause.0, (cause.1)(c));
     }
-    match (c.latency.percentile(50.0), c.latency.percentile(99.0)) {
+    match (
+        c.counts.latency.percentile(50.0),
+        c.counts.latency.percentile(99.0),
+    ) {
         (Some(p50), Some(p99)) => {
             let _ = write!(text, "\nlatency p50 {}, p99 {}", latency(p50), latency(p99));
         }

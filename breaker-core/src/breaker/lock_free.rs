@@ -129,6 +129,8 @@ impl Shared {
                 if let Some(kind) = event {
                     match window.totals(epoch) {
                         Some(totals) => self.publish_closed_call(kind, &totals, now),
+                        // The state moved on since: `trip` finds nothing to open, and
+                        // publishes the event with the metrics taken under the lock.
                         None => self.trip(epoch, now, Some(kind)),
                     }
                 }

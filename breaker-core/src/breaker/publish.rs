@@ -71,25 +71,28 @@ impl Shared {
                 );
             }
             if listen {
-                let event = Event::new(self.shared_name(), now, kind, cause, metrics);
-                self.listeners.publish(&event);
-                if self.registry_hears() {
-                    self.registry_listeners.publish(&event);
-                }
+                self.deliver(&Event::new(self.shared_name(), now, kind, cause, metrics));
             }
+        }
+    }
+
+    /// Hands `event` to the breaker's listeners, then to the registry's if they hear it.
+    #[inline]
+    fn deliver(&self, event: &Event) {
+        self.listeners.publish(event);
+        if self.registry_hears() {
+            self.registry_listeners.publish(event);
         }
     }
 
     /// Publishes a rejection made on the lock-free OPEN path.
     #[cold]
     pub(crate) fn publish_rejection(&self, now: Timestamp) {
-        let mut pending = Pending::new();
-        pending.push(EventKind::NotPermitted);
-        pending.metrics = Some(
-            self.open_view
-                .load(self.not_permitted.load(Ordering::Relaxed)),
-        );
-        self.publish(&pending, now);
+        let metrics = self
+            .open_view
+            .load(self.not_permitted.load(Ordering::Relaxed));
+        let kind = EventKind::NotPermitted;
+        self.deliver(&Event::new(self.shared_name(), now, kind, None, metrics));
     }
 
     /// The event of a CLOSED call recorded without the lock, with the metrics of `totals`, the
@@ -102,11 +105,7 @@ impl Shared {
         let rates = self.thresholds.rates(totals);
         let not_permitted = self.not_permitted.load(Ordering::Relaxed);
         let metrics = metrics_of(State::Closed, totals, rates, not_permitted);
-        let event = Event::new(self.shared_name(), now, kind, None, metrics);
-        self.listeners.publish(&event);
-        if self.registry_hears() {
-            self.registry_listeners.publish(&event);
-        }
+        self.deliver(&Event::new(self.shared_name(), now, kind, None, metrics));
     }
 
     pub(crate) fn push_exceeded(

@@ -3,7 +3,7 @@
 use ::reqwest::Response;
 use reqwest_middleware::Error;
 
-use crate::classify::{Classify, Outcome};
+use crate::classify::{http_status_outcome, Classify, Outcome};
 
 /// The middleware's default classification, by the response's status:
 ///
@@ -50,9 +50,7 @@ impl Classify<Response, Error> for StatusClassifier {
     #[inline]
     fn classify(&self, result: &Result<Response, Error>) -> Outcome {
         match result {
-            Ok(response) if response.status().is_server_error() => Outcome::Failure,
-            Ok(response) if response.status().is_client_error() => Outcome::Ignored,
-            Ok(_) => Outcome::Success,
+            Ok(response) => http_status_outcome(response.status()),
             Err(_) => Outcome::Failure,
         }
     }

@@ -1,6 +1,6 @@
 //! [`HttpStatus`]: classification of HTTP responses by status.
 
-use crate::classify::{Classify, Outcome};
+use crate::classify::{http_status_outcome, Classify, Outcome};
 
 /// Classifies an [`http::Response`] by its status: a 5xx is a failure, a 4xx is ignored (the
 /// caller's mistake says nothing about the server's health), anything else a success. An `Err`
@@ -26,9 +26,7 @@ impl<B, E> Classify<http::Response<B>, E> for HttpStatus {
     #[inline]
     fn classify(&self, result: &Result<http::Response<B>, E>) -> Outcome {
         match result {
-            Ok(response) if response.status().is_server_error() => Outcome::Failure,
-            Ok(response) if response.status().is_client_error() => Outcome::Ignored,
-            Ok(_) => Outcome::Success,
+            Ok(response) => http_status_outcome(response.status()),
             Err(_) => Outcome::Failure,
         }
     }
