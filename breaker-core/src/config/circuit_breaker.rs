@@ -125,7 +125,7 @@ config_table! {
             rule: Limit::NonZero { unset: None },
         }
         /// How long OPEN lasts, or the first OPEN with backoff (default 60 s); at least 1 ms.
-        /// [`Config::wait_interval`] says how the waits that follow are computed.
+        /// [`Config::wait_interval`](crate::Config::wait_interval) says how the waits that follow are computed.
         WaitDurationInOpenState: wait_duration_in_open_state: Duration = Duration::from_secs(60), value {
             name: WAIT_DURATION_IN_OPEN_STATE = "wait-duration-in-open-state",
             rule: Limit::AtLeast(Duration::from_millis(1)),
@@ -148,8 +148,8 @@ config_table! {
             name: MAX_WAIT_DURATION_IN_HALF_OPEN_STATE = "max-wait-duration-in-half-open-state",
             rule: Limit::None,
         }
-        /// Where the half-open max wait goes: [`State::Open`] (the default) or
-        /// [`State::Closed`].
+        /// Where the half-open max wait goes: [`State::Open`](crate::State::Open) (the default) or
+        /// [`State::Closed`](crate::State::Closed).
         TransitionToStateAfterWaitDuration: transition_to_state_after_wait_duration: State = State::Open, value {
             name: TRANSITION_TO_STATE_AFTER_WAIT_DURATION = "transition-to-state-after-wait-duration",
             rule: Limit::OpenOrClosed,
