@@ -121,67 +121,43 @@ impl<'f, P: Pattern> Document<'f, P> {
         }
     }
 
-    /// Adds the tag `raw_name = value` (Spring's `resilience4j.circuitbreaker.tags.<name>`),
-    /// checking it as [`tags::check`] does.
-    pub(super) fn tag(&mut self, raw_name: &str, value: &str, line: u32) -> Result<(), LoadError> {
-        let shown = format!("tags.{raw_name}");
-        let (name, value) = tags::check(raw_name, value).map_err(|p| {
-            let bad = if p.part == "name" { raw_name } else { value };
-            self.error(
-                LoadErrorKind::InvalidValue,
-                format!("invalid tag {} `{bad}` in `{shown}`", p.part),
-            )
-            .at(line)
-            .with_key(&shown)
-            .with_value(value)
-            .with_expected(p.expected)
-        })?;
-        if let Some(first) = self.tags.iter().find(|t| t.name == name) {
-            return Err(self
-                .error(
-                    LoadErrorKind::DuplicateKey,
-                    format!(
-                        "tag `{name}` is set twice (first as `tags.{}` on line {})",
-                        first.raw_name, first.line
-                    ),
-                )
-                .at(line)
-                .with_key(&shown)
-                .with_value(&value)
-                .with_expected("each tag at most once (`-` and `.` in a name read as `_`)"));
-        }
-        if self.tags.len() == tags::MAX_TAGS {
-            return Err(self
-                .error(
-                    LoadErrorKind::InvalidValue,
-                    format!("too many tags: `{shown}` is tag {}", tags::MAX_TAGS + 1),
-                )
-                .at(line)
-                .with_key(&shown)
-                .with_value(&value)
-                .with_expected(format!("at most {} tags", tags::MAX_TAGS)));
-        }
-        self.tags.push(Tag {
-            name,
-            value,
-            raw_name: raw_name.to_owned(),
-            line,
-        });
-        Ok(())
-    }
-
     /// An error in this file.
     pub(super) fn error(&self, kind: LoadErrorKind, problem: impl Into<String>) -> LoadError {
         LoadError::new(kind, self.file, problem)
     }
+}
 
+/// A pattern's [`Document`] as the parsers write into it, without naming the pattern's keys.
+pub(super) trait Sections {
+    /// The pattern's section under `resilience4j.` (`circuitbreaker`).
+    fn root(&self) -> &'static str;
     /// The section `group.name`, created at `line` if it is new.
-    pub(super) fn section(
+    fn section(&mut self, group: Group, name: &str, line: u32) -> Result<usize, LoadError>;
+    /// Section `s`'s title, `configs.<name>` or `instances.<name>`.
+    fn title(&self, s: usize) -> String;
+    /// Sets `raw_key = raw` in section `s`, checking the key and the value; a Spring key
+    /// without a meaning here is noted in `notes`.
+    fn set(
         &mut self,
-        group: Group,
-        name: &str,
+        s: usize,
+        raw_key: &str,
+        raw: &Raw,
         line: u32,
-    ) -> Result<usize, LoadError> {
+        notes: &mut Notes,
+    ) -> Result<(), LoadError>;
+    /// Adds the tag `raw_name = value` (Spring's `resilience4j.<root>.tags.<name>`), checking
+    /// it as [`tags::check`] does.
+    fn tag(&mut self, raw_name: &str, value: &str, line: u32) -> Result<(), LoadError>;
+    /// What `raw_key` is among the pattern's keys: a known key's canonical name and kind.
+    fn lookup(&self, raw_key: &str) -> Lookup<(&'static str, ValueKind)>;
+}
+
+impl<P: Pattern> Sections for Document<'_, P> {
+    fn root(&self) -> &'static str {
+        P::ROOT
+    }
+
+    fn section(&mut self, group: Group, name: &str, line: u32) -> Result<usize, LoadError> {
         if name.is_empty() {
             return Err(self
                 .error(
@@ -205,9 +181,11 @@ impl<'f, P: Pattern> Document<'f, P> {
         Ok(i)
     }
 
-    /// Sets `raw_key = raw` in section `s`, checking the key and the value; a Spring key
-    /// without a meaning here is noted in `notes`.
-    fn set_entry(
+    fn title(&self, s: usize) -> String {
+        self.sections[s].title()
+    }
+
+    fn set(
         &mut self,
         s: usize,
         raw_key: &str,
@@ -303,57 +281,52 @@ impl<'f, P: Pattern> Document<'f, P> {
         });
         Ok(())
     }
-}
-
-/// A pattern's [`Document`] as the parsers write into it, without naming the pattern's keys.
-pub(super) trait Sections {
-    /// The pattern's section under `resilience4j.` (`circuitbreaker`).
-    fn root(&self) -> &'static str;
-    /// The section `group.name`, created at `line` if it is new.
-    fn section(&mut self, group: Group, name: &str, line: u32) -> Result<usize, LoadError>;
-    /// Section `s`'s title, `configs.<name>` or `instances.<name>`.
-    fn title(&self, s: usize) -> String;
-    /// Sets `raw_key = raw` in section `s`, checking the key and the value.
-    fn set(
-        &mut self,
-        s: usize,
-        raw_key: &str,
-        raw: &Raw,
-        line: u32,
-        notes: &mut Notes,
-    ) -> Result<(), LoadError>;
-    /// Adds the tag `raw_name = value`.
-    fn tag(&mut self, raw_name: &str, value: &str, line: u32) -> Result<(), LoadError>;
-    /// What `raw_key` is among the pattern's keys: a known key's canonical name and kind.
-    fn lookup(&self, raw_key: &str) -> Lookup<(&'static str, ValueKind)>;
-}
-
-impl<P: Pattern> Sections for Document<'_, P> {
-    fn root(&self) -> &'static str {
-        P::ROOT
-    }
-
-    fn section(&mut self, group: Group, name: &str, line: u32) -> Result<usize, LoadError> {
-        Document::section(self, group, name, line)
-    }
-
-    fn title(&self, s: usize) -> String {
-        self.sections[s].title()
-    }
-
-    fn set(
-        &mut self,
-        s: usize,
-        raw_key: &str,
-        raw: &Raw,
-        line: u32,
-        notes: &mut Notes,
-    ) -> Result<(), LoadError> {
-        self.set_entry(s, raw_key, raw, line, notes)
-    }
 
     fn tag(&mut self, raw_name: &str, value: &str, line: u32) -> Result<(), LoadError> {
-        Document::tag(self, raw_name, value, line)
+        let shown = format!("tags.{raw_name}");
+        let (name, value) = tags::check(raw_name, value).map_err(|p| {
+            let bad = if p.part == "name" { raw_name } else { value };
+            self.error(
+                LoadErrorKind::InvalidValue,
+                format!("invalid tag {} `{bad}` in `{shown}`", p.part),
+            )
+            .at(line)
+            .with_key(&shown)
+            .with_value(value)
+            .with_expected(p.expected)
+        })?;
+        if let Some(first) = self.tags.iter().find(|t| t.name == name) {
+            return Err(self
+                .error(
+                    LoadErrorKind::DuplicateKey,
+                    format!(
+                        "tag `{name}` is set twice (first as `tags.{}` on line {})",
+                        first.raw_name, first.line
+                    ),
+                )
+                .at(line)
+                .with_key(&shown)
+                .with_value(&value)
+                .with_expected("each tag at most once (`-` and `.` in a name read as `_`)"));
+        }
+        if self.tags.len() == tags::MAX_TAGS {
+            return Err(self
+                .error(
+                    LoadErrorKind::InvalidValue,
+                    format!("too many tags: `{shown}` is tag {}", tags::MAX_TAGS + 1),
+                )
+                .at(line)
+                .with_key(&shown)
+                .with_value(&value)
+                .with_expected(format!("at most {} tags", tags::MAX_TAGS)));
+        }
+        self.tags.push(Tag {
+            name,
+            value,
+            raw_name: raw_name.to_owned(),
+            line,
+        });
+        Ok(())
     }
 
     fn lookup(&self, raw_key: &str) -> Lookup<(&'static str, ValueKind)> {
