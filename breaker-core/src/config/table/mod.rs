@@ -541,3 +541,49 @@ fn window_bound(calls: u32, seconds: u32, window: SlidingWindowType) -> (&'stati
 
 /// The words of [`Limit::Percent`].
 pub(crate) const PERCENT: &str = "a percentage greater than 0 and at most 100";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_fit_only_their_kinds() {
+        let percent = Limit::Percent;
+        assert!(fits(ValueKind::Percent, percent));
+        assert!(!fits(ValueKind::Duration, percent));
+        assert!(!fits(ValueKind::Count, percent));
+        let at_least = Limit::AtLeast(Duration::from_millis(1));
+        assert!(fits(ValueKind::Duration, at_least));
+        assert!(!fits(ValueKind::Decimal, at_least));
+        let window = Limit::WindowSize {
+            calls: 1,
+            seconds: 1,
+        };
+        assert!(fits(ValueKind::Count, window));
+        assert!(!fits(ValueKind::Bool, window));
+        for kind in [ValueKind::Bool, ValueKind::Kinds, ValueKind::Name] {
+            assert!(fits(kind, Limit::None), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn each_type_reads_its_own_kind_from_a_file() {
+        let kinds = ErrorKinds::new();
+        assert_eq!(u32::from_file(&Value::Count(7), &kinds), Ok(7));
+        assert_eq!(
+            <Option<Duration>>::from_file(&Value::Duration(Duration::from_secs(1)), &kinds),
+            Ok(Some(Duration::from_secs(1)))
+        );
+        assert_eq!(
+            <Option<Duration>>::value(&None),
+            None,
+            "unset: nothing to check"
+        );
+        let named = Value::Kinds(vec!["Missing".to_owned()]);
+        assert_eq!(
+            <Arc<[ErrorKind]>>::from_file(&named, &kinds).map(|k| k.len()),
+            Err("Missing".to_owned()),
+            "an unregistered kind is named"
+        );
+    }
+}
