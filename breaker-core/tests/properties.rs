@@ -98,9 +98,7 @@ struct Held<'a> {
 
 fn run(config: Config, ops: Vec<Op>) {
     let clock = ManualClock::new();
-    let locked = config
-        .to_builder()
-        .__lock_free_window(false)
+    let locked = breaker_core::testing::lock_free_window(config.to_builder(), false)
         .build()
         .unwrap();
     let registry = Registry::builder()

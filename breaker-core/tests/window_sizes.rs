@@ -146,9 +146,7 @@ struct Pair {
 impl Pair {
     fn new(name: &str, size: u32, minimum: u32) -> Pair {
         let default = config(size, minimum);
-        let locked = default
-            .to_builder()
-            .__lock_free_window(false)
+        let locked = breaker_core::testing::lock_free_window(default.to_builder(), false)
             .build()
             .unwrap();
         let (default_name, locked_name) = (format!("{name}-default"), format!("{name}-locked"));

@@ -140,9 +140,9 @@ impl Registry {
     }
 
     /// How many registry-event hooks are registered (of owners still alive, and of those gone
-    /// since the last change to the set of breakers).
-    #[doc(hidden)]
-    pub fn registry_hooks(&self) -> usize {
+    /// since the last change to the set of breakers); see `testing::registry_hooks`.
+    #[cfg(feature = "testing")]
+    pub(crate) fn registry_hooks(&self) -> usize {
         self.inner.hooks.len()
     }
 

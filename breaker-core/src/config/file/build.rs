@@ -1,4 +1,5 @@
-//! Turns each section, with its `base-config` chain merged, into a [`Config`].
+//! Turns each section of a pattern's document, with its `base-config` chain merged, into the
+//! pattern's config.
 
 use std::collections::HashMap;
 
@@ -6,137 +7,71 @@ use super::document::{Document, Entry, Section};
 use super::error::{LoadError, LoadErrorKind};
 use super::resolve::{Merged, Resolver, Root};
 use super::spelling::Group;
-use crate::classify::ErrorKind;
-use crate::config::keys::Key;
-use crate::config::{Config, ConfigBuilder, ConfigError};
+use crate::config::table::{ErrorKinds, Pattern, TableKey};
+use crate::config::ConfigError;
 
-/// The configs a file defines, built and ready for the registry, and its tags.
-#[derive(Debug, Default)]
-pub(crate) struct Loaded {
-    pub(crate) configs: Vec<(String, Config)>,
-    pub(crate) instances: Vec<(String, Config)>,
+/// The configs of one pattern that a file defines, built and ready for the registry, and its
+/// tags.
+#[derive(Debug)]
+pub(crate) struct Built<P> {
+    pub(crate) configs: Vec<(String, P)>,
+    pub(crate) instances: Vec<(String, P)>,
     /// `tags.<name> = <value>`, checked: (label name, value, line).
     pub(crate) tags: Vec<(String, String, u32)>,
 }
 
 /// Builds the config of every section of `doc`, in order, each from its `base-config` chain.
-pub(super) fn build_all(
-    doc: &Document<'_>,
-    code_configs: &HashMap<String, Config>,
-    kinds: &HashMap<String, ErrorKind>,
-) -> Result<Loaded, LoadError> {
+pub(super) fn build_all<P: Pattern>(
+    doc: &Document<'_, P>,
+    code_configs: &HashMap<String, P>,
+    kinds: &ErrorKinds,
+) -> Result<Built<P>, LoadError> {
     let mut resolver = Resolver::new(doc, code_configs);
-    let mut loaded = Loaded {
+    let mut built = Built {
+        configs: Vec::new(),
+        instances: Vec::new(),
         tags: doc
             .tags
             .iter()
             .map(|t| (t.name.clone(), t.value.clone(), t.line))
             .collect(),
-        ..Loaded::default()
     };
     for (s, section) in doc.sections.iter().enumerate() {
         let merged = resolver.merged(s)?;
         let config = build(doc, section, &merged, kinds)?;
         let named = (section.name.clone(), config);
         match section.group {
-            Group::Configs => loaded.configs.push(named),
-            Group::Instances => loaded.instances.push(named),
+            Group::Configs => built.configs.push(named),
+            Group::Instances => built.instances.push(named),
         }
     }
-    Ok(loaded)
+    Ok(built)
 }
 
 /// Builds the config of `section` from its merged chain.
-fn build(
-    doc: &Document<'_>,
-    section: &Section,
-    merged: &Merged<'_>,
-    kinds: &HashMap<String, ErrorKind>,
-) -> Result<Config, LoadError> {
+fn build<P: Pattern>(
+    doc: &Document<'_, P>,
+    section: &Section<P::Key>,
+    merged: &Merged<'_, P>,
+    kinds: &ErrorKinds,
+) -> Result<P, LoadError> {
     let mut builder = match merged.root {
-        Root::Defaults => Config::builder(),
-        Root::Code(config) => config.to_builder(),
+        Root::Defaults => P::defaults(),
+        Root::Code(config) => config.starting_from(),
     };
     for &(owner, entry) in merged.entries.values() {
-        builder = apply(doc, owner, entry, builder, kinds)?;
+        P::apply(&mut builder, entry.key, &entry.value, kinds)
+            .map_err(|name| unknown_kind(doc, owner, entry, &name, kinds))?;
     }
-    builder
-        .build()
-        .map_err(|e| config_error(doc, section, merged, &e))
+    P::build(builder).map_err(|e| config_error(doc, section, merged, &e))
 }
 
-/// Sets `entry`'s key on the builder. `base-config` sets nothing: the resolver has followed it.
-fn apply(
-    doc: &Document<'_>,
+fn unknown_kind<P: Pattern>(
+    doc: &Document<'_, P>,
     owner: usize,
-    entry: &Entry,
-    b: ConfigBuilder,
-    kinds: &HashMap<String, ErrorKind>,
-) -> Result<ConfigBuilder, LoadError> {
-    let value = &entry.setting;
-    Ok(match entry.key {
-        Key::SlidingWindowType => b.sliding_window_type(value.window_type()),
-        Key::SlidingWindowSize => b.sliding_window_size(value.count()),
-        Key::MinimumNumberOfCalls => b.minimum_number_of_calls(value.count()),
-        Key::FailureRateThreshold => b.failure_rate_threshold(value.percent()),
-        Key::SlowCallRateThreshold => b.slow_call_rate_threshold(value.percent()),
-        Key::SlowCallDurationThreshold => b.slow_call_duration_threshold(value.duration()),
-        Key::WaitDurationInOpenState => b.wait_duration_in_open_state(value.duration()),
-        Key::EnableExponentialBackoff => b.enable_exponential_backoff(value.bool()),
-        Key::ExponentialBackoffMultiplier => b.exponential_backoff_multiplier(value.decimal()),
-        Key::ExponentialMaxWaitDurationInOpenState => {
-            b.exponential_max_wait_duration_in_open_state(Some(value.duration()))
-        }
-        Key::EnableRandomizedWait => b.enable_randomized_wait(value.bool()),
-        Key::RandomizedWaitFactor => b.randomized_wait_factor(value.decimal()),
-        Key::PermittedNumberOfCallsInHalfOpenState => {
-            b.permitted_number_of_calls_in_half_open_state(value.count())
-        }
-        Key::AutomaticTransitionFromOpenToHalfOpenEnabled => {
-            b.automatic_transition_from_open_to_half_open_enabled(value.bool())
-        }
-        Key::MaxWaitDurationInHalfOpenState => {
-            b.max_wait_duration_in_half_open_state(value.duration())
-        }
-        Key::TransitionToStateAfterWaitDuration => {
-            b.transition_to_state_after_wait_duration(value.state())
-        }
-        Key::TimeoutDuration => b.timeout_duration(Some(value.duration())),
-        Key::RegisterHealthIndicator => b.register_health_indicator(value.bool()),
-        Key::AllowHealthIndicatorToFail => b.allow_health_indicator_to_fail(value.bool()),
-        Key::EventConsumerBufferSize => b.event_consumer_buffer_size(value.count()),
-        Key::RecordExceptions => b.record_exceptions(error_kinds(doc, owner, entry, kinds)?),
-        Key::IgnoreExceptions => b.ignore_exceptions(error_kinds(doc, owner, entry, kinds)?),
-        Key::BaseConfig => b,
-    })
-}
-
-/// The error kinds `entry` names, each registered in code.
-fn error_kinds(
-    doc: &Document<'_>,
-    owner: usize,
-    entry: &Entry,
-    kinds: &HashMap<String, ErrorKind>,
-) -> Result<Vec<ErrorKind>, LoadError> {
-    entry
-        .setting
-        .kinds()
-        .iter()
-        .map(|name| {
-            kinds
-                .get(name)
-                .cloned()
-                .ok_or_else(|| unknown_kind(doc, owner, entry, name, kinds))
-        })
-        .collect()
-}
-
-fn unknown_kind(
-    doc: &Document<'_>,
-    owner: usize,
-    entry: &Entry,
+    entry: &Entry<P::Key>,
     name: &str,
-    kinds: &HashMap<String, ErrorKind>,
+    kinds: &ErrorKinds,
 ) -> LoadError {
     let title = doc.sections[owner].title();
     let mut names: Vec<&str> = kinds.keys().map(String::as_str).collect();
@@ -167,10 +102,10 @@ fn unknown_kind(
 
 /// A config that did not build: blame the entry that set the rejected key (in the section,
 /// or up its base chain), else the section.
-fn config_error(
-    doc: &Document<'_>,
-    section: &Section,
-    merged: &Merged<'_>,
+fn config_error<P: Pattern>(
+    doc: &Document<'_, P>,
+    section: &Section<P::Key>,
+    merged: &Merged<'_, P>,
     e: &ConfigError,
 ) -> LoadError {
     let culprit = merged

@@ -1,36 +1,41 @@
-//! A file as the parsers read it: its sections, each with its checked `key = value` entries.
+//! A file as the parsers read it: each pattern's sections, with their checked `key = value`
+//! entries, and the notes about keys that were skipped.
+//!
+//! The parsers see a pattern's [`Document`] through [`Sections`], which does not name the
+//! pattern's keys, and the whole file through [`Reading`]: one path reads every
+//! `resilience4j.<pattern>` section, each into the document of its pattern.
 
 use std::collections::HashMap;
 
 use super::error::{LoadError, LoadErrorKind};
 use super::spelling::{self, Group, Lookup};
-use super::values::{self, Misfit, Raw, Setting};
-use crate::config::keys::Key;
+use super::values::{self, Misfit, Raw};
+use crate::config::table::{Pattern, TableKey, Value, ValueKind};
 use crate::config::tags;
 
 /// One `key = value` of a section, checked.
 #[derive(Clone, Debug)]
-pub(super) struct Entry {
-    pub(super) key: Key,
+pub(super) struct Entry<K> {
+    pub(super) key: K,
     /// The key as the file spells it.
     pub(super) raw_key: String,
     /// The value as the file writes it.
     pub(super) raw_value: String,
-    pub(super) setting: Setting,
+    pub(super) value: Value,
     pub(super) line: u32,
 }
 
 /// `configs.<name>` or `instances.<name>` with its entries.
 #[derive(Debug)]
-pub(super) struct Section {
+pub(super) struct Section<K> {
     pub(super) group: Group,
     pub(super) name: String,
     /// Where the section first appears.
     pub(super) line: u32,
-    pub(super) entries: Vec<Entry>,
+    pub(super) entries: Vec<Entry<K>>,
 }
 
-impl Section {
+impl<K> Section<K> {
     /// `configs.<name>` or `instances.<name>`.
     pub(super) fn title(&self) -> String {
         section_title(self.group, &self.name)
@@ -66,14 +71,10 @@ pub(super) struct NearMiss {
     pub(super) more: usize,
 }
 
-/// What the parsers build: the sections of one file, in order of first appearance.
-#[derive(Debug)]
-pub(super) struct Document<'f> {
-    pub(super) file: &'f str,
-    pub(super) sections: Vec<Section>,
-    index: HashMap<(Group, String), usize>,
-    /// `tags.<name>`, in order.
-    pub(super) tags: Vec<Tag>,
+/// What a file says beside its patterns' sections: the keys skipped with a note (a warning or
+/// an information line when the file is loaded).
+#[derive(Debug, Default)]
+pub(super) struct Notes {
     /// Spring-only keys that were read and ignored: (line, key as written).
     pub(super) ignored: Vec<(u32, String)>,
     /// `resilience4j.timelimiter.*.timeout-duration` lines, not read: (line, key as written).
@@ -84,20 +85,7 @@ pub(super) struct Document<'f> {
     pub(super) profiles: Vec<(u32, String)>,
 }
 
-impl<'f> Document<'f> {
-    pub(super) fn new(file: &'f str) -> Document<'f> {
-        Document {
-            file,
-            sections: Vec::new(),
-            index: HashMap::new(),
-            tags: Vec::new(),
-            ignored: Vec::new(),
-            time_limits: Vec::new(),
-            near_misses: Vec::new(),
-            profiles: Vec::new(),
-        }
-    }
-
+impl Notes {
     /// Notes a skipped key with root `root` that looks like a breaker key.
     pub(super) fn near_miss(&mut self, line: u32, root: &str, why: &'static str) {
         match self.near_misses.iter_mut().find(|n| n.root == root) {
@@ -110,10 +98,191 @@ impl<'f> Document<'f> {
             }),
         }
     }
+}
 
-    /// Adds the tag `raw_name = value` (Spring's `resilience4j.circuitbreaker.tags.<name>`),
-    /// checking it as [`tags::check`] does.
-    pub(super) fn tag(&mut self, raw_name: &str, value: &str, line: u32) -> Result<(), LoadError> {
+/// One pattern's sections of a file (`resilience4j.<root>.*`), in order of first appearance,
+/// and its tags.
+#[derive(Debug)]
+pub(super) struct Document<'f, P: Pattern> {
+    pub(super) file: &'f str,
+    pub(super) sections: Vec<Section<P::Key>>,
+    index: HashMap<(Group, String), usize>,
+    /// `tags.<name>`, in order.
+    pub(super) tags: Vec<Tag>,
+}
+
+impl<'f, P: Pattern> Document<'f, P> {
+    pub(super) fn new(file: &'f str) -> Self {
+        Document {
+            file,
+            sections: Vec::new(),
+            index: HashMap::new(),
+            tags: Vec::new(),
+        }
+    }
+
+    /// An error in this file.
+    pub(super) fn error(&self, kind: LoadErrorKind, problem: impl Into<String>) -> LoadError {
+        LoadError::new(kind, self.file, problem)
+    }
+}
+
+/// A pattern's [`Document`] as the parsers write into it, without naming the pattern's keys.
+pub(super) trait Sections {
+    /// The pattern's section under `resilience4j.` (`circuitbreaker`).
+    fn root(&self) -> &'static str;
+    /// The section `group.name`, created at `line` if it is new.
+    fn section(&mut self, group: Group, name: &str, line: u32) -> Result<usize, LoadError>;
+    /// Section `s`'s title, `configs.<name>` or `instances.<name>`.
+    fn title(&self, s: usize) -> String;
+    /// Sets `raw_key = raw` in section `s`, checking the key and the value; a Spring key
+    /// without a meaning here is noted in `notes`.
+    fn set(
+        &mut self,
+        s: usize,
+        raw_key: &str,
+        raw: &Raw,
+        line: u32,
+        notes: &mut Notes,
+    ) -> Result<(), LoadError>;
+    /// Adds the tag `raw_name = value` (Spring's `resilience4j.<root>.tags.<name>`), checking
+    /// it as [`tags::check`] does.
+    fn tag(&mut self, raw_name: &str, value: &str, line: u32) -> Result<(), LoadError>;
+    /// What `raw_key` is among the pattern's keys: a known key's canonical name and kind.
+    fn lookup(&self, raw_key: &str) -> Lookup<(&'static str, ValueKind)>;
+}
+
+impl<P: Pattern> Sections for Document<'_, P> {
+    fn root(&self) -> &'static str {
+        P::ROOT
+    }
+
+    fn section(&mut self, group: Group, name: &str, line: u32) -> Result<usize, LoadError> {
+        if name.is_empty() {
+            return Err(self
+                .error(
+                    LoadErrorKind::InvalidValue,
+                    format!("an empty name in {}", group.name()),
+                )
+                .at(line)
+                .with_expected("a breaker or shared-config name that is not empty"));
+        }
+        if let Some(&i) = self.index.get(&(group, name.to_owned())) {
+            return Ok(i);
+        }
+        self.sections.push(Section {
+            group,
+            name: name.to_owned(),
+            line,
+            entries: Vec::new(),
+        });
+        let i = self.sections.len() - 1;
+        self.index.insert((group, name.to_owned()), i);
+        Ok(i)
+    }
+
+    fn title(&self, s: usize) -> String {
+        self.sections[s].title()
+    }
+
+    fn set(
+        &mut self,
+        s: usize,
+        raw_key: &str,
+        raw: &Raw,
+        line: u32,
+        notes: &mut Notes,
+    ) -> Result<(), LoadError> {
+        let title = self.sections[s].title();
+        let key = match spelling::lookup::<P>(raw_key) {
+            Lookup::Known(key) => key,
+            Lookup::Ignored(_) => {
+                notes.ignored.push((line, raw_key.to_owned()));
+                return Ok(());
+            }
+            Lookup::Unsupported(name, why) => {
+                return Err(self
+                    .error(
+                        LoadErrorKind::UnsupportedKey,
+                        if raw_key == name {
+                            format!("`{raw_key}` in {title} is not supported: {why}")
+                        } else {
+                            format!("`{raw_key}` ({name}) in {title} is not supported: {why}")
+                        },
+                    )
+                    .at(line)
+                    .in_section(&title)
+                    .with_key(raw_key)
+                    .with_value(&raw.display()));
+            }
+            Lookup::Unknown(suggestion) => {
+                let shown = raw.display();
+                let problem = match suggestion {
+                    Some(near) => format!(
+                        "unknown key `{raw_key}` (= `{shown}`) in {title} \
+                         (did you mean `{near}`?)"
+                    ),
+                    None => format!("unknown key `{raw_key}` (= `{shown}`) in {title}"),
+                };
+                let names: Vec<&str> = P::Key::ALL.iter().map(|k| k.name()).collect();
+                return Err(self
+                    .error(LoadErrorKind::UnknownKey, problem)
+                    .at(line)
+                    .in_section(&title)
+                    .with_key(raw_key)
+                    .with_value(&raw.display())
+                    .with_expected(format!("one of {}", names.join(", "))));
+            }
+        };
+        if let Some(first) = self.sections[s].entries.iter().find(|e| e.key == key) {
+            return Err(self
+                .error(
+                    LoadErrorKind::DuplicateKey,
+                    format!(
+                        "`{raw_key}` is set twice in {title} (first as `{}` on line {})",
+                        first.raw_key, first.line
+                    ),
+                )
+                .at(line)
+                .in_section(&title)
+                .with_key(raw_key)
+                .with_value(&raw.display())
+                .with_expected("each key at most once per section"));
+        }
+        let raw_value = raw.display();
+        let value = match values::interpret(key.value_kind(), raw) {
+            Ok(value) => value,
+            Err(misfit) => {
+                let (problem, expected) = match misfit {
+                    Misfit::NotOfKind => (
+                        format!("invalid value `{raw_value}` for `{raw_key}` in {title}"),
+                        values::expected(key.value_kind()),
+                    ),
+                    Misfit::TooLarge => (
+                        format!("value `{raw_value}` for `{raw_key}` in {title} is too large"),
+                        key.limit().largest(key.value_kind()),
+                    ),
+                };
+                return Err(self
+                    .error(LoadErrorKind::InvalidValue, problem)
+                    .at(line)
+                    .in_section(&title)
+                    .with_key(raw_key)
+                    .with_value(&raw_value)
+                    .with_expected(expected));
+            }
+        };
+        self.sections[s].entries.push(Entry {
+            key,
+            raw_key: raw_key.to_owned(),
+            raw_value,
+            value,
+            line,
+        });
+        Ok(())
+    }
+
+    fn tag(&mut self, raw_name: &str, value: &str, line: u32) -> Result<(), LoadError> {
         let shown = format!("tags.{raw_name}");
         let (name, value) = tags::check(raw_name, value).map_err(|p| {
             let bad = if p.part == "name" { raw_name } else { value };
@@ -160,135 +329,88 @@ impl<'f> Document<'f> {
         Ok(())
     }
 
+    fn lookup(&self, raw_key: &str) -> Lookup<(&'static str, ValueKind)> {
+        spelling::lookup::<P>(raw_key).map(|key| (key.name(), key.value_kind()))
+    }
+}
+
+/// A file being read: the document of every pattern it may configure, found by its root, and
+/// the notes about skipped keys. The parsers read every `resilience4j.<root>` section through
+/// it; a root of Resilience4j without a pattern here is skipped.
+pub(super) struct Reading<'r, 'f> {
+    file: &'f str,
+    patterns: Vec<&'r mut dyn Sections>,
+    pub(super) notes: Notes,
+}
+
+impl<'r, 'f> Reading<'r, 'f> {
+    /// Reading `file` into `patterns`' documents. The first is also the one a TOML file's
+    /// top-level `[configs.<name>]` and `[instances.<name>]` tables configure.
+    pub(super) fn new(file: &'f str, patterns: Vec<&'r mut dyn Sections>) -> Self {
+        Reading {
+            file,
+            patterns,
+            notes: Notes::default(),
+        }
+    }
+
     /// An error in this file.
     pub(super) fn error(&self, kind: LoadErrorKind, problem: impl Into<String>) -> LoadError {
         LoadError::new(kind, self.file, problem)
     }
 
-    /// The section `group.name`, created at `line` if it is new.
+    /// The pattern whose root `raw` names, in any of Spring's relaxed spellings.
+    pub(super) fn pattern(&self, raw: &str) -> Option<usize> {
+        let u = spelling::uniform(raw);
+        self.patterns.iter().position(|p| p.root() == u)
+    }
+
+    /// Pattern `p`'s root (`circuitbreaker`).
+    pub(super) fn root(&self, p: usize) -> &'static str {
+        self.patterns[p].root()
+    }
+
+    /// Pattern `p`'s section `group.name`, created at `line` if it is new.
     pub(super) fn section(
         &mut self,
+        p: usize,
         group: Group,
         name: &str,
         line: u32,
     ) -> Result<usize, LoadError> {
-        if name.is_empty() {
-            return Err(self
-                .error(
-                    LoadErrorKind::InvalidValue,
-                    format!("an empty name in {}", group.name()),
-                )
-                .at(line)
-                .with_expected("a breaker or shared-config name that is not empty"));
-        }
-        if let Some(&i) = self.index.get(&(group, name.to_owned())) {
-            return Ok(i);
-        }
-        self.sections.push(Section {
-            group,
-            name: name.to_owned(),
-            line,
-            entries: Vec::new(),
-        });
-        let i = self.sections.len() - 1;
-        self.index.insert((group, name.to_owned()), i);
-        Ok(i)
+        self.patterns[p].section(group, name, line)
     }
 
-    /// Sets `raw_key = raw` in section `s`, checking the key and the value.
+    /// The title of pattern `p`'s section `s`.
+    pub(super) fn title(&self, p: usize, s: usize) -> String {
+        self.patterns[p].title(s)
+    }
+
+    /// Sets `raw_key = raw` in pattern `p`'s section `s`.
     pub(super) fn set(
         &mut self,
+        p: usize,
         s: usize,
         raw_key: &str,
         raw: &Raw,
         line: u32,
     ) -> Result<(), LoadError> {
-        let title = self.sections[s].title();
-        let key = match spelling::lookup(raw_key) {
-            Lookup::Known(key) => key,
-            Lookup::Ignored(_) => {
-                self.ignored.push((line, raw_key.to_owned()));
-                return Ok(());
-            }
-            Lookup::Unsupported(name, why) => {
-                return Err(self
-                    .error(
-                        LoadErrorKind::UnsupportedKey,
-                        if raw_key == name {
-                            format!("`{raw_key}` in {title} is not supported: {why}")
-                        } else {
-                            format!("`{raw_key}` ({name}) in {title} is not supported: {why}")
-                        },
-                    )
-                    .at(line)
-                    .in_section(&title)
-                    .with_key(raw_key)
-                    .with_value(&raw.display()));
-            }
-            Lookup::Unknown(suggestion) => {
-                let shown = raw.display();
-                let problem = match suggestion {
-                    Some(near) => format!(
-                        "unknown key `{raw_key}` (= `{shown}`) in {title} \
-                         (did you mean `{near}`?)"
-                    ),
-                    None => format!("unknown key `{raw_key}` (= `{shown}`) in {title}"),
-                };
-                let names: Vec<&str> = Key::ALL.iter().map(|k| k.name()).collect();
-                return Err(self
-                    .error(LoadErrorKind::UnknownKey, problem)
-                    .at(line)
-                    .in_section(&title)
-                    .with_key(raw_key)
-                    .with_value(&raw.display())
-                    .with_expected(format!("one of {}", names.join(", "))));
-            }
-        };
-        if let Some(first) = self.sections[s].entries.iter().find(|e| e.key == key) {
-            return Err(self
-                .error(
-                    LoadErrorKind::DuplicateKey,
-                    format!(
-                        "`{raw_key}` is set twice in {title} (first as `{}` on line {})",
-                        first.raw_key, first.line
-                    ),
-                )
-                .at(line)
-                .in_section(&title)
-                .with_key(raw_key)
-                .with_value(&raw.display())
-                .with_expected("each key at most once per section"));
-        }
-        let raw_value = raw.display();
-        let setting = match values::interpret(key.value_kind(), raw) {
-            Ok(setting) => setting,
-            Err(misfit) => {
-                let (problem, expected) = match misfit {
-                    Misfit::NotOfKind => (
-                        format!("invalid value `{raw_value}` for `{raw_key}` in {title}"),
-                        values::expected(key.value_kind()),
-                    ),
-                    Misfit::TooLarge => (
-                        format!("value `{raw_value}` for `{raw_key}` in {title} is too large"),
-                        key.largest(),
-                    ),
-                };
-                return Err(self
-                    .error(LoadErrorKind::InvalidValue, problem)
-                    .at(line)
-                    .in_section(&title)
-                    .with_key(raw_key)
-                    .with_value(&raw_value)
-                    .with_expected(expected));
-            }
-        };
-        self.sections[s].entries.push(Entry {
-            key,
-            raw_key: raw_key.to_owned(),
-            raw_value,
-            setting,
-            line,
-        });
-        Ok(())
+        self.patterns[p].set(s, raw_key, raw, line, &mut self.notes)
+    }
+
+    /// Adds a tag to pattern `p`.
+    pub(super) fn tag(
+        &mut self,
+        p: usize,
+        raw_name: &str,
+        value: &str,
+        line: u32,
+    ) -> Result<(), LoadError> {
+        self.patterns[p].tag(raw_name, value, line)
+    }
+
+    /// What `raw_key` is among pattern `p`'s keys.
+    pub(super) fn lookup(&self, p: usize, raw_key: &str) -> Lookup<(&'static str, ValueKind)> {
+        self.patterns[p].lookup(raw_key)
     }
 }

@@ -1,21 +1,25 @@
 //! Configuration files: TOML, Spring's `.properties` and Spring's YAML (`application.yml`),
 //! loaded into a [`RegistryBuilder`].
 //!
-//! The three formats describe the same thing as Spring's `resilience4j.circuitbreaker.*`:
+//! The three formats describe the same thing as Spring's `resilience4j.<pattern>.*`:
 //! `configs.<name>` (shared configs, `default` among them), `instances.<name>` (one breaker
-//! each) and `tags.<name>` (the registry's metric tags), with the keys of
-//! [`crate::config::keys`] in any of Spring's relaxed spellings.
+//! each) and `tags.<name>` (the registry's metric tags), with the keys of the pattern's table
+//! (for the circuit breaker, [`crate::config::keys`]) in any of Spring's relaxed spellings.
+//! Breaker reads the `circuitbreaker` pattern; the sections of Resilience4j's other modules
+//! are skipped (a time limiter's timeout with a warning).
 //!
 //! Loading is all or nothing: the file is parsed, every value checked, every `base-config`
 //! followed and every config built before anything reaches the builder. The first problem is
 //! returned as a [`LoadError`] naming the file, the line, the key, the value and what was expected.
 //!
-//! The steps, one file each: [`decode`] turns the bytes into text; a parser per format
-//! ([`toml`], [`properties`], [`yaml`]; the last two through [`spring`], which reads Spring's
-//! flat names) reads the text into a [`document::Document`], looking names up in [`spelling`]
-//! and checking values in [`values`]; [`resolve`] follows the `base-config` chains as
-//! Resilience4j's Spring Boot support does; [`build`] turns each section into a [`Config`].
-//! None of them uses this module.
+//! The steps, one file each, and each the same for every pattern: [`decode`] turns the bytes
+//! into text; a parser per format ([`toml`], [`properties`], [`yaml`]; the last two through
+//! [`spring`], which reads Spring's flat names) reads the text through a
+//! [`document::Reading`] into one [`document::Document`] per pattern, looking names up in
+//! [`spelling`] and checking values in [`values`]; [`resolve`] follows the `base-config`
+//! chains as Resilience4j's Spring Boot support does; [`build`] turns each section into the
+//! pattern's config (a [`Config`] for the circuit breaker) through its
+//! [`Pattern`](crate::config::table::Pattern) impl. None of them uses this module.
 //!
 //! [`RegistryBuilder`]: crate::RegistryBuilder
 
@@ -34,13 +38,16 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::classify::ErrorKind;
+use crate::config::table::ErrorKinds;
 use crate::config::{tags, Config};
 use crate::log_safe::LogSafe;
 
-pub(crate) use build::Loaded;
-use document::Document;
+use build::Built;
+use document::{Document, Notes, Reading, Sections};
 pub use error::{LoadError, LoadErrorKind};
+
+/// What a file gives the registry: its circuit breakers' configs and tags.
+pub(crate) type Loaded = Built<Config>;
 
 /// The environment variable that points the global registry at a configuration file
 /// (`.toml`, `.properties`, `.yml` or `.yaml`); see [`Registry::global`](crate::Registry::global).
@@ -84,16 +91,35 @@ pub(crate) fn load(
     file: &str,
     bytes: &[u8],
     code_configs: &HashMap<String, Config>,
-    kinds: &HashMap<String, ErrorKind>,
+    kinds: &ErrorKinds,
 ) -> Result<Loaded, LoadError> {
     let text = decode(format, file, bytes)?;
-    let mut doc = Document::new(file);
+    let mut breakers = Document::<Config>::new(file);
+    let notes = read(format, file, &text, vec![&mut breakers])?;
+    let loaded = build::build_all(&breakers, code_configs, kinds)?;
+    note(file, &notes);
+    Ok(loaded)
+}
+
+/// Reads `text` in `format` into the documents of `patterns` (the first also takes a TOML
+/// file's top-level tables): the one path every format and every pattern goes through.
+fn read(
+    format: Format,
+    file: &str,
+    text: &str,
+    patterns: Vec<&mut dyn Sections>,
+) -> Result<Notes, LoadError> {
+    let mut reading = Reading::new(file, patterns);
     match format {
-        Format::Toml => toml::parse(&text, &mut doc)?,
-        Format::Properties => properties::parse(&text, &mut doc)?,
-        Format::Yaml => yaml::parse(&text, &mut doc)?,
+        Format::Toml => toml::parse(text, &mut reading)?,
+        Format::Properties => properties::parse(text, &mut reading)?,
+        Format::Yaml => yaml::parse(text, &mut reading)?,
     }
-    let loaded = build::build_all(&doc, code_configs, kinds)?;
+    Ok(reading.notes)
+}
+
+/// Writes the WARN and INFO lines about the keys a loaded file had that were skipped.
+fn note(file: &str, doc: &Notes) {
     for near in &doc.near_misses {
         tracing::warn!(
             file = %LogSafe(file),
@@ -131,7 +157,6 @@ pub(crate) fn load(
             "breaker: ignored a Spring Boot key that has no meaning here"
         );
     }
-    Ok(loaded)
 }
 
 /// Whether the tags a file adds keep the registry within [`tags::MAX_TAGS`]: `have` are the
@@ -196,7 +221,10 @@ fn line_of(bytes: &[u8], at: usize) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::classify::ErrorKind;
 
     fn load_str(format: Format, text: &str) -> Result<Loaded, LoadError> {
         load(
@@ -206,6 +234,195 @@ mod tests {
             &HashMap::new(),
             &HashMap::new(),
         )
+    }
+
+    /// A second pattern, declared with the same table macro: its rows give its config, and the
+    /// loader reads its `resilience4j.toy` sections from the three formats through the same
+    /// path as the circuit breaker's, in the same file.
+    mod toy {
+        #![allow(unreachable_pub, dead_code)]
+
+        use std::sync::Arc;
+        use std::time::Duration;
+
+        use crate::classify::ErrorKind;
+        use crate::config::error::ConfigError;
+        use crate::config::table::{
+            fits, ErrorKinds, Field, Limit, Pattern, TableKey, Value, ValueKind,
+        };
+
+        config_table! {
+            /// The toy pattern's keys.
+            pub mod keys;
+            /// The toy pattern's config.
+            #[derive(Clone, Debug, PartialEq)]
+            pub struct ToyConfig;
+            /// Builds a [`ToyConfig`].
+            #[derive(Clone, Debug)]
+            pub struct ToyBuilder;
+            /// A toy key.
+            pub(crate) enum ToyKey;
+            spring: { root: "toy", ignored: &["toy-only-in-java"], unsupported: &[] }
+            across: check_across;
+            extra {}
+            rows {
+                /// Calls at once (default 10), up to 100.
+                MaxCalls: max_calls: u32 = 10, value {
+                    name: MAX_CALLS = "max-calls",
+                    rule: Limit::Calls { max: Some(100) },
+                }
+                /// How long a call waits for its turn (default 0).
+                MaxWait: max_wait: Duration = Duration::ZERO, value {
+                    name: MAX_WAIT = "max-wait-duration",
+                    rule: Limit::None,
+                }
+                /// Errors retried (default none).
+                RetryExceptions: retry_exceptions: Arc<[ErrorKind]> = Arc::from([]), kinds {
+                    name: RETRY_EXCEPTIONS = "retry-exceptions",
+                    rule: Limit::None,
+                }
+            }
+        }
+
+        impl ToyConfig {
+            /// A wait only with more than one call at once.
+            fn check_across(&mut self) -> Result<(), ConfigError> {
+                if self.max_calls == 1 && !self.max_wait.is_zero() {
+                    return Err(ConfigError::new(
+                        keys::MAX_WAIT,
+                        format!("{:?}", self.max_wait),
+                        "no wait with max-calls = 1",
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Reads `text` into a toy document and a breaker document at once, and builds both.
+    fn load_two(format: Format, text: &str) -> Result<(Built<toy::ToyConfig>, Loaded), LoadError> {
+        let kinds: ErrorKinds = [(
+            "Boom".to_owned(),
+            ErrorKind::of_type::<std::io::Error>("Boom"),
+        )]
+        .into_iter()
+        .collect();
+        let mut breakers = Document::<Config>::new("two");
+        let mut toys = Document::<toy::ToyConfig>::new("two");
+        read(format, "two", text, vec![&mut breakers, &mut toys])?;
+        let toys = build::build_all(&toys, &HashMap::new(), &kinds)?;
+        let breakers = build::build_all(&breakers, &HashMap::new(), &kinds)?;
+        Ok((toys, breakers))
+    }
+
+    #[test]
+    fn a_second_pattern_loads_from_every_format_through_the_same_path() {
+        let texts = [
+            (
+                Format::Properties,
+                "resilience4j.toy.configs.default.maxWaitDuration=2s\n\
+                 resilience4j.toy.instances.a.max-calls=5\n\
+                 resilience4j.toy.instances.a.retry-exceptions[0]=Boom\n\
+                 resilience4j.toy.instances.a.toy-only-in-java=true\n\
+                 resilience4j.circuitbreaker.instances.a.sliding-window-size=7\n\
+                 resilience4j.retry.instances.a.max-attempts=3\n",
+            ),
+            (
+                Format::Yaml,
+                "resilience4j:\n  toy:\n    configs:\n      default:\n        maxWaitDuration: 2s\n    \
+                 instances:\n      a:\n        max-calls: 5\n        retry-exceptions: [Boom]\n        \
+                 toy-only-in-java: true\n  circuitbreaker:\n    instances:\n      a:\n        \
+                 sliding-window-size: 7\n  retry:\n    instances:\n      a:\n        max-attempts: 3\n",
+            ),
+            (
+                Format::Toml,
+                "[resilience4j.toy.configs.default]\nmaxWaitDuration = \"2s\"\n\
+                 [resilience4j.toy.instances.a]\nmax-calls = 5\nretry-exceptions = [\"Boom\"]\n\
+                 toy-only-in-java = true\n\
+                 [resilience4j.circuitbreaker.instances.a]\nsliding-window-size = 7\n\
+                 [resilience4j.retry.instances.a]\nmax-attempts = 3\n",
+            ),
+        ];
+        for (format, text) in texts {
+            let (toys, breakers) = load_two(format, text).unwrap();
+            let (name, a) = &toys.instances[0];
+            assert_eq!(name, "a", "{format:?}");
+            assert_eq!(a.max_calls(), 5, "{format:?}");
+            assert_eq!(
+                a.max_wait(),
+                Duration::from_secs(2),
+                "{format:?}: from configs.default"
+            );
+            assert_eq!(a.retry_exceptions()[0].name(), "Boom", "{format:?}");
+            assert_eq!(toys.configs[0].1.max_calls(), 10, "{format:?}: the default");
+            assert_eq!(
+                breakers.instances[0].1.sliding_window_size(),
+                7,
+                "{format:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_second_pattern_is_checked_by_its_own_rows() {
+        let bad = [
+            (
+                Format::Properties,
+                "resilience4j.toy.instances.a.max-calls=101\n",
+                1,
+            ),
+            (
+                Format::Yaml,
+                "resilience4j.toy:\n  instances:\n    a:\n      max-calls: 101\n",
+                4,
+            ),
+            (
+                Format::Toml,
+                "[resilience4j.toy.instances.a]\nmax-calls = 101\n",
+                2,
+            ),
+        ];
+        for (format, text, line) in bad {
+            let err = load_two(format, text).unwrap_err();
+            assert_eq!(err.kind(), LoadErrorKind::InvalidValue, "{err}");
+            assert_eq!(err.line(), Some(line), "{err}");
+            assert_eq!(err.key(), Some("max-calls"), "{err}");
+            assert_eq!(
+                err.expected(),
+                Some("a whole number of calls from 1 to 100"),
+                "{err}"
+            );
+        }
+        let err = load_two(
+            Format::Properties,
+            "resilience4j.toy.instances.a.sliding-window-size=1\n",
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), LoadErrorKind::UnknownKey, "{err}");
+        assert_eq!(
+            err.expected(),
+            Some("one of max-calls, max-wait-duration, retry-exceptions, base-config")
+        );
+        // The checks across keys run as the table's `across` names them.
+        let err = load_two(
+            Format::Toml,
+            "[resilience4j.toy.instances.a]\nmax-calls = 1\nmax-wait-duration = \"1s\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (err.key(), err.line()),
+            (Some("max-wait-duration"), Some(3)),
+            "{err}"
+        );
+        assert_eq!(
+            toy::keys::ALL,
+            [
+                "max-calls",
+                "max-wait-duration",
+                "retry-exceptions",
+                "base-config"
+            ]
+        );
     }
 
     #[test]
@@ -226,7 +443,8 @@ mod tests {
     /// with its limit's words: the loader routes each key to its own setter.
     #[test]
     fn every_limited_key_is_checked_under_its_own_name() {
-        use crate::config::keys::{Key, Limit};
+        use crate::config::circuit_breaker::Key;
+        use crate::config::table::{Limit, TableKey};
         use crate::config::SlidingWindowType;
 
         let mut checked = 0;
@@ -257,17 +475,23 @@ mod tests {
     #[test]
     fn time_limiter_timeouts_are_noted_not_read() {
         let properties = "a=1\nresilience4j.timelimiter.instances.x.timeout-duration=1s\n";
-        let mut doc = Document::new("t.properties");
-        properties::parse(properties, &mut doc).unwrap();
-        assert_eq!(doc.time_limits.len(), 1);
-        assert_eq!(doc.time_limits[0].0, 2);
+        let mut doc = Document::<Config>::new("t.properties");
+        let notes = read(
+            Format::Properties,
+            "t.properties",
+            properties,
+            vec![&mut doc],
+        )
+        .unwrap();
+        assert_eq!(notes.time_limits.len(), 1);
+        assert_eq!(notes.time_limits[0].0, 2);
         assert!(doc.sections.is_empty());
 
         let toml = "[resilience4j.timelimiter.instances.x]\ntimeout-duration = \"1s\"\n";
-        let mut doc = Document::new("t.toml");
-        toml::parse(toml, &mut doc).unwrap();
+        let mut doc = Document::<Config>::new("t.toml");
+        let notes = read(Format::Toml, "t.toml", toml, vec![&mut doc]).unwrap();
         assert_eq!(
-            doc.time_limits,
+            notes.time_limits,
             [(
                 2,
                 "resilience4j.timelimiter.instances.x.timeout-duration".to_owned()

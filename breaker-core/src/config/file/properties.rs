@@ -12,14 +12,14 @@
 //! The bytes are decoded before (see [`decode`](super::decode)): UTF-8 when they are valid
 //! UTF-8, else ISO-8859-1, with a leading byte-order mark dropped.
 
-use super::document::Document;
+use super::document::Reading;
 use super::error::{LoadError, LoadErrorKind};
 use super::spring::Flat;
 
 const SHAPE: &str = "resilience4j.circuitbreaker.instances.<name>.<key>=<value> or \
                      resilience4j.circuitbreaker.configs.<name>.<key>=<value>";
 
-pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError> {
+pub(super) fn parse(text: &str, doc: &mut Reading<'_, '_>) -> Result<(), LoadError> {
     let lines = logical_lines(text);
     let mut flat = Flat::new(doc, SHAPE);
     for (line, logical) in lines {
@@ -31,7 +31,7 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
     flat.finish()
 }
 
-fn syntax(doc: &Document<'_>, line: u32, problem: String) -> LoadError {
+fn syntax(doc: &Reading<'_, '_>, line: u32, problem: String) -> LoadError {
     doc.error(LoadErrorKind::Syntax, problem)
         .at(line)
         .with_expected("a `\\uXXXX` escape with four hex digits")

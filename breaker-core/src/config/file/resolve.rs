@@ -11,39 +11,56 @@ use std::collections::{BTreeMap, HashMap};
 use super::document::{Document, Entry};
 use super::error::{LoadError, LoadErrorKind};
 use super::spelling::Group;
-use crate::config::keys::Key;
-use crate::config::{Config, DEFAULT_CONFIG};
+use crate::config::table::{Pattern, TableKey};
+use crate::config::DEFAULT_CONFIG;
 
 /// Where a section's keys start from.
-#[derive(Clone, Copy)]
-pub(super) enum Root<'a> {
-    /// Resilience4j's defaults.
+pub(super) enum Root<'a, P> {
+    /// The pattern's defaults (Resilience4j's).
     Defaults,
     /// A config given in code.
-    Code(&'a Config),
+    Code(&'a P),
 }
+
+// Not derived: a derive would ask `P: Clone`, `P: Copy`.
+impl<P> Clone for Root<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P> Copy for Root<'_, P> {}
 
 /// A section with its base chain merged: the root it starts from and every key along the
 /// chain (the nearest definition wins).
-#[derive(Clone)]
-pub(super) struct Merged<'a> {
-    pub(super) root: Root<'a>,
+pub(super) struct Merged<'a, P: Pattern> {
+    pub(super) root: Root<'a, P>,
     /// Every key along the chain, with the section that sets it.
-    pub(super) entries: BTreeMap<Key, (usize, &'a Entry)>,
+    pub(super) entries: BTreeMap<P::Key, (usize, &'a Entry<P::Key>)>,
 }
 
-/// Follows the `base-config`s of one document.
-pub(super) struct Resolver<'a> {
-    doc: &'a Document<'a>,
-    code_configs: &'a HashMap<String, Config>,
+// Not derived: a derive would ask `P: Clone` of the root it only borrows.
+impl<P: Pattern> Clone for Merged<'_, P> {
+    fn clone(&self) -> Self {
+        Merged {
+            root: self.root,
+            entries: self.entries.clone(),
+        }
+    }
+}
+
+/// Follows the `base-config`s of one pattern's document.
+pub(super) struct Resolver<'a, P: Pattern> {
+    doc: &'a Document<'a, P>,
+    code_configs: &'a HashMap<String, P>,
     /// The document's shared configs by name.
     configs: HashMap<&'a str, usize>,
-    memo: HashMap<usize, Merged<'a>>,
+    memo: HashMap<usize, Merged<'a, P>>,
 }
 
-impl<'a> Resolver<'a> {
+impl<'a, P: Pattern> Resolver<'a, P> {
     /// A resolver for `doc`, whose bases may also be the shared configs given in code.
-    pub(super) fn new(doc: &'a Document<'a>, code_configs: &'a HashMap<String, Config>) -> Self {
+    pub(super) fn new(doc: &'a Document<'a, P>, code_configs: &'a HashMap<String, P>) -> Self {
         let configs = doc
             .sections
             .iter()
@@ -60,13 +77,13 @@ impl<'a> Resolver<'a> {
     }
 
     /// The section the keys of section `s` inherit from, if any, else its root.
-    fn base_of(&self, s: usize) -> Result<Result<usize, Root<'a>>, LoadError> {
+    fn base_of(&self, s: usize) -> Result<Result<usize, Root<'a, P>>, LoadError> {
         let section = &self.doc.sections[s];
         let base = section
             .entries
             .iter()
-            .find(|e| e.key == Key::BaseConfig)
-            .map(|e| (e, e.setting.name()));
+            .find(|e| e.key == P::Key::BASE_CONFIG)
+            .map(|e| (e, e.value.name()));
         if let Some((entry, name)) = base {
             if let Some(&i) = self.configs.get(name) {
                 return Ok(Ok(i));
@@ -123,7 +140,7 @@ impl<'a> Resolver<'a> {
 
     /// Section `s` with its chain merged. Iterative, so a long chain cannot overflow the stack;
     /// memoised, so every section is walked once.
-    pub(super) fn merged(&mut self, s: usize) -> Result<Merged<'a>, LoadError> {
+    pub(super) fn merged(&mut self, s: usize) -> Result<Merged<'a, P>, LoadError> {
         let mut chain = vec![s];
         let root = loop {
             let last = chain[chain.len() - 1];
@@ -149,7 +166,7 @@ impl<'a> Resolver<'a> {
         let mut merged = root;
         for &c in chain.iter().rev() {
             for entry in &self.doc.sections[c].entries {
-                if entry.key != Key::BaseConfig {
+                if entry.key != P::Key::BASE_CONFIG {
                     merged.entries.insert(entry.key, (c, entry));
                 }
             }
@@ -166,7 +183,10 @@ impl<'a> Resolver<'a> {
             .collect();
         // Report it at the base-config that closes the cycle.
         let closing = &self.doc.sections[cycle[cycle.len() - 1]];
-        let entry = closing.entries.iter().find(|e| e.key == Key::BaseConfig);
+        let entry = closing
+            .entries
+            .iter()
+            .find(|e| e.key == P::Key::BASE_CONFIG);
         let mut err = self
             .doc
             .error(

@@ -1,55 +1,17 @@
-//! The names a configuration file may use, in Spring's relaxed spellings: the keys of
-//! [`Key`], the Spring keys breaker ignores or does not support, and the section groups.
+//! The names a configuration file may use, in Spring's relaxed spellings: a pattern's keys,
+//! the Spring keys of the pattern breaker ignores or does not support, the section groups and
+//! Resilience4j's modules.
 //!
 //! Spring's relaxed binding treats `sliding-window-size`, `slidingWindowSize`,
 //! `sliding_window_size` and `SLIDING_WINDOW_SIZE` as one key. So do we: a key is compared in its
 //! uniform form, lowercase with every `-` and `_` removed.
 
-use crate::config::keys::Key;
-
-/// Spring keys without a meaning here (stack traces of Java exceptions): accepted so a pasted
-/// Spring file loads, and ignored.
-const IGNORED: [&str; 1] = ["writable-stack-trace-enabled"];
-
-/// Spring keys with behaviour breaker does not have: an error that says what to do instead.
-const UNSUPPORTED: [(&str, &str); 7] = [
-    (
-        "record-failure-predicate",
-        "breaker cannot load a Java predicate class: register an error kind in code \
-         (RegistryBuilder::error_kind) and list it in record-exceptions",
-    ),
-    (
-        "ignore-exception-predicate",
-        "breaker cannot load a Java predicate class: register an error kind in code \
-         (RegistryBuilder::error_kind) and list it in ignore-exceptions",
-    ),
-    (
-        "record-result-predicate",
-        "breaker cannot load a Java predicate class: classify Ok values in code \
-         (the attribute's `result = ...` or Classifier::result)",
-    ),
-    (
-        "initial-state",
-        "breakers start CLOSED; move one by hand with transition_to_* after creating it",
-    ),
-    (
-        "ignore-class-binding-exceptions",
-        "an unknown error kind is always an error in breaker",
-    ),
-    (
-        "ring-buffer-size-in-closed-state",
-        "this Resilience4j 1.x key was replaced by sliding-window-size",
-    ),
-    (
-        "ring-buffer-size-in-half-open-state",
-        "this Resilience4j 1.x key was replaced by permitted-number-of-calls-in-half-open-state",
-    ),
-];
+use crate::config::table::{Pattern, TableKey};
 
 /// What a key in a section is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Lookup {
-    Known(Key),
+pub(crate) enum Lookup<K> {
+    Known(K),
     /// A Spring Boot key without meaning here; its canonical name.
     Ignored(&'static str),
     /// A Spring key breaker does not support: its canonical name and why.
@@ -66,29 +28,41 @@ pub(crate) fn uniform(raw: &str) -> String {
         .collect()
 }
 
-/// Looks a key up, in any of Spring's relaxed spellings.
-pub(crate) fn lookup(raw: &str) -> Lookup {
+impl<K> Lookup<K> {
+    /// The same answer, with a known key made into `f(key)`.
+    pub(crate) fn map<T>(self, f: impl FnOnce(K) -> T) -> Lookup<T> {
+        match self {
+            Lookup::Known(key) => Lookup::Known(f(key)),
+            Lookup::Ignored(name) => Lookup::Ignored(name),
+            Lookup::Unsupported(name, why) => Lookup::Unsupported(name, why),
+            Lookup::Unknown(near) => Lookup::Unknown(near),
+        }
+    }
+}
+
+/// Looks a key of pattern `P` up, in any of Spring's relaxed spellings.
+pub(crate) fn lookup<P: Pattern>(raw: &str) -> Lookup<P::Key> {
     let u = uniform(raw);
-    if let Some(key) = Key::ALL.iter().find(|k| uniform(k.name()) == u) {
+    if let Some(key) = P::Key::ALL.iter().find(|k| uniform(k.name()) == u) {
         return Lookup::Known(*key);
     }
-    if let Some(name) = IGNORED.iter().find(|n| uniform(n) == u) {
+    if let Some(name) = P::IGNORED.iter().find(|n| uniform(n) == u) {
         return Lookup::Ignored(name);
     }
-    if let Some((name, why)) = UNSUPPORTED.iter().find(|(n, _)| uniform(n) == u) {
+    if let Some((name, why)) = P::UNSUPPORTED.iter().find(|(n, _)| uniform(n) == u) {
         return Lookup::Unsupported(name, why);
     }
-    Lookup::Unknown(suggest(&u))
+    Lookup::Unknown(suggest::<P::Key>(&u))
 }
 
 /// The known key closest to `uniform_raw`, if it is close enough to be a typo.
-fn suggest(uniform_raw: &str) -> Option<&'static str> {
+fn suggest<K: TableKey>(uniform_raw: &str) -> Option<&'static str> {
     // Long inputs cannot be near a key, and would make the distance quadratic in the input.
     if uniform_raw.len() > 64 {
         return None;
     }
     let mut best: Option<(usize, &'static str)> = None;
-    for key in Key::ALL {
+    for key in K::ALL {
         let d = distance(uniform_raw, &uniform(key.name()));
         if best.is_none_or(|(b, _)| d < b) {
             best = Some((d, key.name()));
@@ -192,17 +166,30 @@ impl Group {
     }
 }
 
-/// The other Resilience4j modules a Spring file may configure; breaker reads none of them.
-pub(crate) fn is_other_resilience4j_module(raw: &str) -> bool {
+/// Whether `raw` names one of the Resilience4j modules a Spring file may configure
+/// (`resilience4j.<module>`); the loader reads those it has a pattern for and skips the others.
+pub(crate) fn is_resilience4j_module(raw: &str) -> bool {
     matches!(
         uniform(raw).as_str(),
-        "retry" | "bulkhead" | "threadpoolbulkhead" | "ratelimiter" | "timelimiter" | "scheduled"
+        "circuitbreaker"
+            | "retry"
+            | "bulkhead"
+            | "threadpoolbulkhead"
+            | "ratelimiter"
+            | "timelimiter"
+            | "scheduled"
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::circuit_breaker::Key;
+    use crate::config::Config;
+
+    fn lookup(raw: &str) -> Lookup<Key> {
+        super::lookup::<Config>(raw)
+    }
 
     #[test]
     fn relaxed_spellings_find_the_same_key() {

@@ -1,7 +1,8 @@
 //! Spring's flat property names, as `.properties` lines and flattened YAML give them:
 //! `resilience4j.circuitbreaker.instances.<name>.<key>=<value>` and the rest.
 //!
-//! Only `resilience4j.circuitbreaker.*` names are read: `configs.<name>.<key>` and
+//! Every `resilience4j.<pattern>.*` name of a pattern being read (`circuitbreaker`) is read
+//! the same way: `configs.<name>.<key>` and
 //! `instances.<name>.<key>` (or Resilience4j 1.x's `backends.<name>.<key>`), and
 //! `tags.<name>`. A name containing dots is written in brackets, as in Spring:
 //! `instances.[api.v2].sliding-window-size` or `instances[api.v2].sliding-window-size`. The
@@ -15,11 +16,11 @@
 
 use std::collections::BTreeMap;
 
-use super::document::Document;
+use super::document::Reading;
 use super::error::{LoadError, LoadErrorKind};
 use super::spelling::{self, Group, Lookup};
 use super::values::Raw;
-use crate::config::keys::{Key, ValueKind};
+use crate::config::table::ValueKind;
 
 /// One element of a dotted name: `name`, or `[na.me]` (a bracketed element: a map key or a
 /// list index).
@@ -32,18 +33,19 @@ struct Element {
 /// The items of an indexed list so far: index -> (value, line).
 type ListItems = BTreeMap<u64, (String, u32)>;
 
-/// Reads flat `name = value` entries into a [`Document`]; [`Flat::finish`] adds the indexed
+/// Reads flat `name = value` entries into a [`Reading`]; [`Flat::finish`] adds the indexed
 /// lists once every item is in.
-pub(super) struct Flat<'d, 'f> {
-    doc: &'d mut Document<'f>,
+pub(super) struct Flat<'d, 'r, 'f> {
+    doc: &'d mut Reading<'r, 'f>,
     /// What a breaker key looks like in this format, for error messages.
     shape: &'static str,
-    /// (section, key) -> (the key as written, the line of its first item, the items)
-    lists: BTreeMap<(usize, Key), (String, u32, ListItems)>,
+    /// (pattern, section, key's canonical name) -> (the key as written, the line of its first
+    /// item, the items)
+    lists: BTreeMap<(usize, usize, &'static str), (String, u32, ListItems)>,
 }
 
-impl<'d, 'f> Flat<'d, 'f> {
-    pub(super) fn new(doc: &'d mut Document<'f>, shape: &'static str) -> Self {
+impl<'d, 'r, 'f> Flat<'d, 'r, 'f> {
+    pub(super) fn new(doc: &'d mut Reading<'r, 'f>, shape: &'static str) -> Self {
         Flat {
             doc,
             shape,
@@ -51,8 +53,8 @@ impl<'d, 'f> Flat<'d, 'f> {
         }
     }
 
-    /// The document being read.
-    pub(super) fn doc(&self) -> &Document<'f> {
+    /// The file being read.
+    pub(super) fn doc(&self) -> &Reading<'r, 'f> {
         self.doc
     }
 
@@ -65,7 +67,7 @@ impl<'d, 'f> Flat<'d, 'f> {
             // A malformed name outside Resilience4j's is the rest of the application's.
             Err(_) if !spelling::uniform(key).starts_with("resilience4j") => {
                 if let Some((root, why)) = spelling::near_breaker_key(key) {
-                    doc.near_miss(line, &root, why);
+                    doc.notes.near_miss(line, &root, why);
                 }
                 return Ok(());
             }
@@ -80,7 +82,7 @@ impl<'d, 'f> Flat<'d, 'f> {
                     .with_expected(shape))
             }
         };
-        let unknown = |doc: &Document<'_>, problem: String| {
+        let unknown = |doc: &Reading<'_, '_>, problem: String| {
             doc.error(LoadErrorKind::UnknownKey, problem)
                 .at(line)
                 .with_key(key)
@@ -93,7 +95,7 @@ impl<'d, 'f> Flat<'d, 'f> {
         if spelling::uniform(&first.text) != "resilience4j" || first.bracketed {
             // Not ours: another part of a Spring file, unless it looks like a breaker key.
             if let Some((root, why)) = spelling::near_breaker_key(key) {
-                doc.near_miss(line, &root, why);
+                doc.notes.near_miss(line, &root, why);
             }
             return Ok(());
         }
@@ -117,17 +119,20 @@ impl<'d, 'f> Flat<'d, 'f> {
             }
             return Err(unknown(doc, format!("unknown key `{key}`")));
         };
-        if spelling::is_other_resilience4j_module(&module.text) && !module.bracketed {
-            if spelling::uniform(&module.text) == "timelimiter"
-                && rest
-                    .last()
-                    .is_some_and(|k| spelling::uniform(&k.text) == "timeoutduration")
-            {
-                doc.time_limits.push((line, key.to_owned()));
+        let pattern = (!module.bracketed)
+            .then(|| doc.pattern(&module.text))
+            .flatten();
+        let Some(p) = pattern else {
+            if spelling::is_resilience4j_module(&module.text) && !module.bracketed {
+                if spelling::uniform(&module.text) == "timelimiter"
+                    && rest
+                        .last()
+                        .is_some_and(|k| spelling::uniform(&k.text) == "timeoutduration")
+                {
+                    doc.notes.time_limits.push((line, key.to_owned()));
+                }
+                return Ok(());
             }
-            return Ok(());
-        }
-        if spelling::uniform(&module.text) != "circuitbreaker" || module.bracketed {
             return Err(unknown(
                 doc,
                 format!(
@@ -135,17 +140,16 @@ impl<'d, 'f> Flat<'d, 'f> {
                     module.text
                 ),
             ));
-        }
+        };
         let plain = |e: &Element| !e.bracketed;
+        let aspect_order = format!("{}aspectorder", doc.root(p));
         if empty_container(&rest[1..]) {
             return Ok(());
         }
         match &rest[1..] {
             // Spring's aspect order: nothing to order here.
-            [only]
-                if plain(only) && spelling::uniform(&only.text) == "circuitbreakeraspectorder" =>
-            {
-                doc.ignored.push((line, key.to_owned()));
+            [only] if plain(only) && spelling::uniform(&only.text) == aspect_order => {
+                doc.notes.ignored.push((line, key.to_owned()));
                 Ok(())
             }
             // `tags.<name>`: the rest of the name, dots and all, is the tag's name.
@@ -153,42 +157,42 @@ impl<'d, 'f> Flat<'d, 'f> {
                 match name {
                     [] => Err(unknown(doc, format!("`{key}` names no tag"))
                         .with_expected("tags.<name>=<value>")),
-                    [only] => doc.tag(&only.text, value, line),
+                    [only] => doc.tag(p, &only.text, value, line),
                     many if many.iter().all(plain) => {
                         let joined: Vec<&str> = many.iter().map(|e| e.text.as_str()).collect();
-                        doc.tag(&joined.join("."), value, line)
+                        doc.tag(p, &joined.join("."), value, line)
                     }
                     _ => Err(unknown(doc, format!("`{key}`: a tag is not a list"))
                         .with_expected("tags.<name>=<value>")),
                 }
             }
             [group, name, setting] if plain(group) && plain(setting) => {
-                let s = self.section(line, key, value, group, &name.text)?;
+                let s = self.section(p, line, key, value, group, &name.text)?;
                 self.doc
-                    .set(s, &setting.text, &Raw::Text(value.to_owned()), line)
+                    .set(p, s, &setting.text, &Raw::Text(value.to_owned()), line)
             }
             [group, name, setting, index] if plain(group) && plain(setting) && index.bracketed => {
-                let s = self.section(line, key, value, group, &name.text)?;
-                self.list_item(s, line, &setting.text, &index.text, value)
+                let s = self.section(p, line, key, value, group, &name.text)?;
+                self.list_item(p, s, line, &setting.text, &index.text, value)
             }
             // `instances.<name>[<key>].<setting>`: the keyed breaker of `<key>` in the group
             // `<name>`, whose entry is named by its display name `name[key]`.
             [group, name, id, setting] if plain(group) && id.bracketed && plain(setting) => {
-                let s = self.keyed_section(line, key, value, group, name, id)?;
+                let s = self.keyed_section(p, line, key, value, group, name, id)?;
                 self.doc
-                    .set(s, &setting.text, &Raw::Text(value.to_owned()), line)
+                    .set(p, s, &setting.text, &Raw::Text(value.to_owned()), line)
             }
             [group, name, id, setting, index]
                 if plain(group) && id.bracketed && plain(setting) && index.bracketed =>
             {
-                let s = self.keyed_section(line, key, value, group, name, id)?;
-                self.list_item(s, line, &setting.text, &index.text, value)
+                let s = self.keyed_section(p, line, key, value, group, name, id)?;
+                self.list_item(p, s, line, &setting.text, &index.text, value)
             }
             // `instances.<name>.<key>.<more>`: a known key given a nested value.
             [group, _, setting, _, ..]
                 if plain(group)
                     && Group::lookup(&group.text).is_some()
-                    && matches!(spelling::lookup(&setting.text), Lookup::Known(_)) =>
+                    && matches!(doc.lookup(p, &setting.text), Lookup::Known(_)) =>
             {
                 Err(unknown(
                     doc,
@@ -202,9 +206,10 @@ impl<'d, 'f> Flat<'d, 'f> {
         }
     }
 
-    /// The section `group.name` of the entry `key = value`.
+    /// Pattern `p`'s section `group.name` of the entry `key = value`.
     fn section(
         &mut self,
+        p: usize,
         line: u32,
         key: &str,
         value: &str,
@@ -226,12 +231,14 @@ impl<'d, 'f> Flat<'d, 'f> {
                 .with_value(value)
                 .with_expected(self.shape));
         };
-        self.doc.section(group_kind, name, line)
+        self.doc.section(p, group_kind, name, line)
     }
 
     /// The section of the keyed breaker `name[id]`: only an instance takes a key.
+    #[allow(clippy::too_many_arguments)]
     fn keyed_section(
         &mut self,
+        p: usize,
         line: u32,
         key: &str,
         value: &str,
@@ -256,12 +263,13 @@ impl<'d, 'f> Flat<'d, 'f> {
                 .with_expected(self.shape));
         }
         let keyed = crate::name::keyed_display(&name.text, &id.text);
-        self.section(line, key, value, group, &keyed)
+        self.section(p, line, key, value, group, &keyed)
     }
 
-    /// Item `index` of the list `setting` of section `s`.
+    /// Item `index` of the list `setting` of pattern `p`'s section `s`.
     fn list_item(
         &mut self,
+        p: usize,
         s: usize,
         line: u32,
         setting: &str,
@@ -269,9 +277,9 @@ impl<'d, 'f> Flat<'d, 'f> {
         value: &str,
     ) -> Result<(), LoadError> {
         let doc = &mut *self.doc;
-        let title = doc.sections[s].title();
-        let list_key = match spelling::lookup(setting) {
-            Lookup::Known(k) if k.value_kind() == ValueKind::Kinds => k,
+        let title = doc.title(p, s);
+        let list_key = match doc.lookup(p, setting) {
+            Lookup::Known((name, ValueKind::Kinds)) => name,
             _ => {
                 return Err(doc
                     .error(
@@ -299,7 +307,7 @@ impl<'d, 'f> Flat<'d, 'f> {
         };
         let entry = self
             .lists
-            .entry((s, list_key))
+            .entry((p, s, list_key))
             .or_insert_with(|| (setting.to_owned(), line, BTreeMap::new()));
         if let Some((_, first)) = entry.2.get(&i) {
             return Err(doc
@@ -320,13 +328,13 @@ impl<'d, 'f> Flat<'d, 'f> {
     /// Sets every indexed list, now that all its items are in.
     pub(super) fn finish(self) -> Result<(), LoadError> {
         let doc = self.doc;
-        for ((s, _), (raw_key, line, items)) in self.lists {
+        for ((p, s, _), (raw_key, line, items)) in self.lists {
             if let Some((pos, (&i, (v, l)))) = items
                 .iter()
                 .enumerate()
                 .find(|(pos, (&i, _))| i != *pos as u64)
             {
-                let title = doc.sections[s].title();
+                let title = doc.title(p, s);
                 return Err(doc
                     .error(
                         LoadErrorKind::InvalidValue,
@@ -341,7 +349,7 @@ impl<'d, 'f> Flat<'d, 'f> {
                     )));
             }
             let values = items.into_values().map(|(v, _)| v).collect();
-            doc.set(s, &raw_key, &Raw::List(values), line)?;
+            doc.set(p, s, &raw_key, &Raw::List(values), line)?;
         }
         Ok(())
     }

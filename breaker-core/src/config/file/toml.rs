@@ -15,16 +15,17 @@
 //!
 //! The same tables may sit under `[resilience4j.circuitbreaker]`
 //! (`[resilience4j.circuitbreaker.instances.productService]`), as in a Spring `application.yml`
-//! turned into TOML; the rest of such a file (other tables, other Resilience4j modules) is
-//! skipped. Without that prefix, the file is breaker's alone and only `configs` and
-//! `instances` may appear at its top.
+//! turned into TOML; every `[resilience4j.<pattern>]` of a pattern being read is read so, and
+//! the rest of such a file (other tables, other Resilience4j modules) is skipped. Without that
+//! prefix, the file is breaker's alone and only `configs` and `instances` (of the first pattern
+//! read, the circuit breaker) may appear at its top.
 
 use std::ops::Range;
 
 use ::toml::de::{DeTable, DeValue};
 use ::toml::Spanned;
 
-use super::document::Document;
+use super::document::Reading;
 use super::error::{LoadError, LoadErrorKind};
 use super::spelling::{self, Group, Lookup};
 use super::values::Raw;
@@ -49,7 +50,7 @@ impl Lines {
     }
 }
 
-pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError> {
+pub(super) fn parse(text: &str, doc: &mut Reading<'_, '_>) -> Result<(), LoadError> {
     let lines = Lines::new(text);
     let root = DeTable::parse(text).map_err(|e| {
         let message = e.message().trim_end();
@@ -84,21 +85,21 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
         .into_iter()
         .find(|(k, _)| spelling::uniform(k.get_ref()) == "resilience4j");
     let Some((r4j_key, r4j_value)) = r4j else {
-        return read_groups(root, "", true, &lines, doc);
+        return read_groups(root, 0, "", true, &lines, doc);
     };
     // Top-level `configs`/`instances` beside `resilience4j` are read too; anything else at the
     // top belongs to the rest of the application.
-    read_groups(root, "", false, &lines, doc)?;
+    read_groups(root, 0, "", false, &lines, doc)?;
     let r4j_table = table(r4j_value, r4j_key, "", &lines, doc)?;
     for (module_key, module_value) in sorted(r4j_table) {
         let module = module_key.get_ref();
-        if spelling::is_other_resilience4j_module(module) {
-            if spelling::uniform(module) == "timelimiter" {
-                note_time_limits(module_value, &lines, doc);
+        let Some(p) = doc.pattern(module) else {
+            if spelling::is_resilience4j_module(module) {
+                if spelling::uniform(module) == "timelimiter" {
+                    note_time_limits(module_value, &lines, doc);
+                }
+                continue;
             }
-            continue;
-        }
-        if spelling::uniform(module) != "circuitbreaker" {
             return Err(doc
                 .error(
                     LoadErrorKind::UnknownKey,
@@ -107,16 +108,16 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
                 .at(lines.of(module_key.span()))
                 .with_key(module)
                 .with_expected("resilience4j.circuitbreaker"));
-        }
-        let cb = table(module_value, module_key, "resilience4j.", &lines, doc)?;
+        };
+        let section = table(module_value, module_key, "resilience4j.", &lines, doc)?;
         let prefix = format!("resilience4j.{module}.");
-        read_groups(cb, &prefix, true, &lines, doc)?;
+        read_groups(section, p, &prefix, true, &lines, doc)?;
     }
     Ok(())
 }
 
 /// Notes every `timeout-duration` of a `[resilience4j.timelimiter]` table, which is not read.
-fn note_time_limits(timelimiter: &Spanned<DeValue<'_>>, lines: &Lines, doc: &mut Document<'_>) {
+fn note_time_limits(timelimiter: &Spanned<DeValue<'_>>, lines: &Lines, doc: &mut Reading<'_, '_>) {
     let DeValue::Table(groups) = timelimiter.get_ref() else {
         return;
     };
@@ -136,7 +137,7 @@ fn note_time_limits(timelimiter: &Spanned<DeValue<'_>>, lines: &Lines, doc: &mut
                         name.get_ref(),
                         key.get_ref()
                     );
-                    doc.time_limits.push((lines.of(key.span()), shown));
+                    doc.notes.time_limits.push((lines.of(key.span()), shown));
                 }
             }
         }
@@ -160,7 +161,7 @@ fn table<'t, 'i>(
     key: &Spanned<std::borrow::Cow<'i, str>>,
     prefix: &str,
     lines: &Lines,
-    doc: &Document<'_>,
+    doc: &Reading<'_, '_>,
 ) -> Result<&'t DeTable<'i>, LoadError> {
     match value.get_ref() {
         DeValue::Table(t) => Ok(t),
@@ -179,20 +180,22 @@ fn table<'t, 'i>(
     }
 }
 
-/// Reads `configs`, `instances` and `tags` from `t` (the root, or
-/// `resilience4j.circuitbreaker`). Other keys are errors if `strict`, else skipped (and the
-/// root's `tags` too: in a file that is not breaker's alone, they are the application's).
+/// Reads pattern `p`'s `configs`, `instances` and `tags` from `t` (the root, or
+/// `resilience4j.<root>`). Other keys are errors if `strict`, else skipped (and the root's
+/// `tags` too: in a file that is not breaker's alone, they are the application's).
 fn read_groups(
     t: &DeTable<'_>,
+    p: usize,
     prefix: &str,
     strict: bool,
     lines: &Lines,
-    doc: &mut Document<'_>,
+    doc: &mut Reading<'_, '_>,
 ) -> Result<(), LoadError> {
+    let aspect_order = format!("{}aspectorder", doc.root(p));
     for (group_key, group_value) in sorted(t) {
         let raw = group_key.get_ref();
         if spelling::uniform(raw) == "tags" && (strict || !prefix.is_empty()) {
-            read_tags(group_value, group_key, prefix, lines, doc)?;
+            read_tags(group_value, group_key, p, prefix, lines, doc)?;
             continue;
         }
         let Some(group) = Group::lookup(raw) else {
@@ -210,12 +213,13 @@ fn read_groups(
                 .flatten();
             if !strict {
                 if let Some((root, why)) = near {
-                    doc.near_miss(lines.of(group_key.span()), &root, why);
+                    doc.notes.near_miss(lines.of(group_key.span()), &root, why);
                 }
                 continue;
             }
-            if !prefix.is_empty() && spelling::uniform(raw) == "circuitbreakeraspectorder" {
-                doc.ignored
+            if !prefix.is_empty() && spelling::uniform(raw) == aspect_order {
+                doc.notes
+                    .ignored
                     .push((lines.of(group_key.span()), raw.to_string()));
                 continue;
             }
@@ -248,18 +252,18 @@ fn read_groups(
                 doc,
             )
             .map_err(|e| e.with_expected(format!("a table: [{full}] with the breaker's keys")))?;
-            let s = doc.section(group, name, line)?;
+            let s = doc.section(p, group, name, line)?;
             for (key, value) in sorted(section) {
                 let line = lines.of(key.span());
-                match to_raw(value, key.get_ref(), &doc.sections[s].title(), lines, doc) {
-                    Ok(raw) => doc.set(s, key.get_ref(), &raw, line)?,
+                match to_raw(value, key.get_ref(), &doc.title(p, s), lines, doc) {
+                    Ok(raw) => doc.set(p, s, key.get_ref(), &raw, line)?,
                     Err(type_error) => {
                         // An unknown key is the better message, whatever its value.
                         if let Lookup::Unknown(_) | Lookup::Unsupported(..) =
-                            spelling::lookup(key.get_ref())
+                            doc.lookup(p, key.get_ref())
                         {
                             let shown = Raw::Text(value.get_ref().type_str().to_owned());
-                            doc.set(s, key.get_ref(), &shown, line)?;
+                            doc.set(p, s, key.get_ref(), &shown, line)?;
                         }
                         return Err(type_error);
                     }
@@ -274,9 +278,10 @@ fn read_groups(
 fn read_tags(
     value: &Spanned<DeValue<'_>>,
     key: &Spanned<std::borrow::Cow<'_, str>>,
+    p: usize,
     prefix: &str,
     lines: &Lines,
-    doc: &mut Document<'_>,
+    doc: &mut Reading<'_, '_>,
 ) -> Result<(), LoadError> {
     let tags = table(value, key, prefix, lines, doc)?;
     for (name, value) in sorted(tags) {
@@ -298,7 +303,7 @@ fn read_tags(
                     .with_expected("a string: tags.<name> = \"<value>\""));
             }
         };
-        doc.tag(name.get_ref(), &text, line)?;
+        doc.tag(p, name.get_ref(), &text, line)?;
     }
     Ok(())
 }
@@ -309,7 +314,7 @@ fn to_raw(
     key: &str,
     title: &str,
     lines: &Lines,
-    doc: &Document<'_>,
+    doc: &Reading<'_, '_>,
 ) -> Result<Raw, LoadError> {
     let bad = |what: &str, span: Range<usize>, shown: String| {
         doc.error(

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use crate::config::keys::{self, ValueKind, MAX_DURATION};
+use crate::config::table::{self, Value, ValueKind, MAX_DURATION};
 use crate::config::SlidingWindowType;
 use crate::state::State;
 
@@ -31,97 +31,12 @@ impl Raw {
     }
 }
 
-/// A value checked against its key's kind: [`interpret`] gives each kind its own variant.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Setting {
-    WindowType(SlidingWindowType),
-    Count(u32),
-    Percent(f32),
-    Decimal(f64),
-    Duration(Duration),
-    Bool(bool),
-    State(State),
-    Kinds(Vec<String>),
-    Name(String),
-}
-
-// The accessors below read a setting as the kind of its key. `interpret` is the only maker of
-// a `Setting` and gives each kind its own variant, so a mismatch is a bug here, not in a file.
-impl Setting {
-    pub(crate) fn window_type(&self) -> SlidingWindowType {
-        match self {
-            Setting::WindowType(t) => *t,
-            other => other.not_a("window type"),
-        }
-    }
-
-    pub(crate) fn count(&self) -> u32 {
-        match self {
-            Setting::Count(n) => *n,
-            other => other.not_a("count"),
-        }
-    }
-
-    pub(crate) fn percent(&self) -> f32 {
-        match self {
-            Setting::Percent(p) => *p,
-            other => other.not_a("percentage"),
-        }
-    }
-
-    pub(crate) fn decimal(&self) -> f64 {
-        match self {
-            Setting::Decimal(x) => *x,
-            other => other.not_a("decimal"),
-        }
-    }
-
-    pub(crate) fn duration(&self) -> Duration {
-        match self {
-            Setting::Duration(d) => *d,
-            other => other.not_a("duration"),
-        }
-    }
-
-    pub(crate) fn bool(&self) -> bool {
-        match self {
-            Setting::Bool(b) => *b,
-            other => other.not_a("boolean"),
-        }
-    }
-
-    pub(crate) fn state(&self) -> State {
-        match self {
-            Setting::State(s) => *s,
-            other => other.not_a("state"),
-        }
-    }
-
-    pub(crate) fn kinds(&self) -> &[String] {
-        match self {
-            Setting::Kinds(names) => names,
-            other => other.not_a("list of error kinds"),
-        }
-    }
-
-    pub(crate) fn name(&self) -> &str {
-        match self {
-            Setting::Name(name) => name,
-            other => other.not_a("name"),
-        }
-    }
-
-    fn not_a(&self, kind: &str) -> ! {
-        unreachable!("{self:?} read as a {kind}: `interpret` made it for another kind")
-    }
-}
-
 /// What a kind of value accepts, in words.
 pub(crate) fn expected(kind: ValueKind) -> Cow<'static, str> {
     let words = match kind {
         ValueKind::WindowType => "COUNT_BASED or TIME_BASED",
         ValueKind::Count => "a whole number (for example 10)",
-        ValueKind::Percent => return format!("{} (for example 50 or 62.5)", keys::PERCENT).into(),
+        ValueKind::Percent => return format!("{} (for example 50 or 62.5)", table::PERCENT).into(),
         ValueKind::Decimal => "a decimal number (for example 1.5)",
         ValueKind::Duration => {
             "a duration such as 500ms, 10s, 2m, 1h or PT10S \
@@ -150,23 +65,23 @@ pub(crate) enum Misfit {
 }
 
 /// Checks `raw` against `kind`.
-pub(crate) fn interpret(kind: ValueKind, raw: &Raw) -> Result<Setting, Misfit> {
+pub(crate) fn interpret(kind: ValueKind, raw: &Raw) -> Result<Value, Misfit> {
     use Misfit::NotOfKind;
     match kind {
         ValueKind::Count => match raw {
             Raw::Integer(i) if *i < 0 => Err(NotOfKind),
             Raw::Integer(i) => u32::try_from(*i)
-                .map(Setting::Count)
+                .map(Value::Count)
                 .map_err(|_| Misfit::TooLarge),
-            Raw::Text(s) => parse_u32(s.trim()).map(Setting::Count),
+            Raw::Text(s) => parse_u32(s.trim()).map(Value::Count),
             _ => Err(NotOfKind),
         },
         ValueKind::Duration => match raw {
             Raw::Integer(ms) => {
                 let ms = u64::try_from(*ms).map_err(|_| NotOfKind)?;
-                bounded(u128::from(ms) * 1_000_000).map(Setting::Duration)
+                bounded(u128::from(ms) * 1_000_000).map(Value::Duration)
             }
-            Raw::Text(s) => parse_duration(s).map(Setting::Duration),
+            Raw::Text(s) => parse_duration(s).map(Value::Duration),
             _ => Err(NotOfKind),
         },
         other => interpret_other(other, raw).ok_or(NotOfKind),
@@ -174,11 +89,11 @@ pub(crate) fn interpret(kind: ValueKind, raw: &Raw) -> Result<Setting, Misfit> {
 }
 
 /// The kinds that are never too large.
-fn interpret_other(kind: ValueKind, raw: &Raw) -> Option<Setting> {
+fn interpret_other(kind: ValueKind, raw: &Raw) -> Option<Value> {
     match kind {
         ValueKind::WindowType => match lenient_enum(text(raw)?).as_str() {
-            "countbased" => Some(Setting::WindowType(SlidingWindowType::CountBased)),
-            "timebased" => Some(Setting::WindowType(SlidingWindowType::TimeBased)),
+            "countbased" => Some(Value::WindowType(SlidingWindowType::CountBased)),
+            "timebased" => Some(Value::WindowType(SlidingWindowType::TimeBased)),
             _ => None,
         },
         ValueKind::Count | ValueKind::Duration => unreachable!("read by `interpret`"),
@@ -191,7 +106,7 @@ fn interpret_other(kind: ValueKind, raw: &Raw) -> Option<Setting> {
             };
             // Range checks (0, 100] happen when the config is built; here only finiteness.
             let value = value as f32;
-            value.is_finite().then_some(Setting::Percent(value))
+            value.is_finite().then_some(Value::Percent(value))
         }
         ValueKind::Decimal => {
             let value = match raw {
@@ -201,21 +116,21 @@ fn interpret_other(kind: ValueKind, raw: &Raw) -> Option<Setting> {
                 _ => return None,
             };
             // Range checks happen when the config is built; here only finiteness.
-            value.is_finite().then_some(Setting::Decimal(value))
+            value.is_finite().then_some(Value::Decimal(value))
         }
         ValueKind::Bool => match raw {
-            Raw::Bool(b) => Some(Setting::Bool(*b)),
+            Raw::Bool(b) => Some(Value::Bool(*b)),
             // The words Spring's boolean conversion accepts.
             Raw::Text(s) => match s.trim().to_ascii_lowercase().as_str() {
-                "true" | "on" | "yes" | "1" => Some(Setting::Bool(true)),
-                "false" | "off" | "no" | "0" => Some(Setting::Bool(false)),
+                "true" | "on" | "yes" | "1" => Some(Value::Bool(true)),
+                "false" | "off" | "no" | "0" => Some(Value::Bool(false)),
                 _ => None,
             },
             _ => None,
         },
         ValueKind::OpenOrClosed => match lenient_enum(text(raw)?).as_str() {
-            "open" => Some(Setting::State(State::Open)),
-            "closed" => Some(Setting::State(State::Closed)),
+            "open" => Some(Value::State(State::Open)),
+            "closed" => Some(Value::State(State::Closed)),
             _ => None,
         },
         ValueKind::Kinds => match raw {
@@ -224,21 +139,21 @@ fn interpret_other(kind: ValueKind, raw: &Raw) -> Option<Setting> {
                 items
                     .iter()
                     .all(|s| !s.is_empty())
-                    .then_some(Setting::Kinds(items))
+                    .then_some(Value::Kinds(items))
             }
-            Raw::Text(s) if s.trim().is_empty() => Some(Setting::Kinds(Vec::new())),
+            Raw::Text(s) if s.trim().is_empty() => Some(Value::Kinds(Vec::new())),
             Raw::Text(s) => {
                 let items: Vec<String> = s.split(',').map(|s| s.trim().to_owned()).collect();
                 items
                     .iter()
                     .all(|s| !s.is_empty())
-                    .then_some(Setting::Kinds(items))
+                    .then_some(Value::Kinds(items))
             }
             _ => None,
         },
         ValueKind::Name => {
             let name = text(raw)?.trim();
-            (!name.is_empty()).then(|| Setting::Name(name.to_owned()))
+            (!name.is_empty()).then(|| Value::Name(name.to_owned()))
         }
     }
 }
@@ -422,8 +337,8 @@ mod tests {
     #[test]
     fn numbers_and_enums_are_lenient_as_spring_is() {
         let count = |raw: Raw| interpret(ValueKind::Count, &raw);
-        assert_eq!(count(Raw::Text(" 10 ".into())), Ok(Setting::Count(10)));
-        assert_eq!(count(Raw::Integer(10)), Ok(Setting::Count(10)));
+        assert_eq!(count(Raw::Text(" 10 ".into())), Ok(Value::Count(10)));
+        assert_eq!(count(Raw::Integer(10)), Ok(Value::Count(10)));
         assert_eq!(count(Raw::Integer(-1)), Err(Misfit::NotOfKind));
         assert_eq!(count(Raw::Text("1.0".into())), Err(Misfit::NotOfKind));
         assert_eq!(count(Raw::Text("4294967296".into())), Err(Misfit::TooLarge));
@@ -432,24 +347,24 @@ mod tests {
         for s in ["COUNT_BASED", "count-based", "countBased"] {
             assert_eq!(
                 window(s),
-                Ok(Setting::WindowType(SlidingWindowType::CountBased))
+                Ok(Value::WindowType(SlidingWindowType::CountBased))
             );
         }
         assert_eq!(window("SLIDING"), Err(Misfit::NotOfKind));
         let percent = |s: &str| interpret(ValueKind::Percent, &Raw::Text(s.into()));
-        assert_eq!(percent("62.5"), Ok(Setting::Percent(62.5)));
+        assert_eq!(percent("62.5"), Ok(Value::Percent(62.5)));
         assert_eq!(percent("NaN"), Err(Misfit::NotOfKind));
         assert_eq!(percent("1e2"), Err(Misfit::NotOfKind));
         let decimal = |s: &str| interpret(ValueKind::Decimal, &Raw::Text(s.into()));
-        assert_eq!(decimal("1.5"), Ok(Setting::Decimal(1.5)));
-        assert_eq!(decimal("2"), Ok(Setting::Decimal(2.0)));
+        assert_eq!(decimal("1.5"), Ok(Value::Decimal(1.5)));
+        assert_eq!(decimal("2"), Ok(Value::Decimal(2.0)));
         assert_eq!(decimal("inf"), Err(Misfit::NotOfKind));
         let kinds = |s: &str| interpret(ValueKind::Kinds, &Raw::Text(s.into()));
         assert_eq!(
             kinds("a, b"),
-            Ok(Setting::Kinds(vec!["a".into(), "b".into()]))
+            Ok(Value::Kinds(vec!["a".into(), "b".into()]))
         );
-        assert_eq!(kinds(""), Ok(Setting::Kinds(vec![])));
+        assert_eq!(kinds(""), Ok(Value::Kinds(vec![])));
         assert_eq!(kinds("a,,b"), Err(Misfit::NotOfKind));
     }
 }

@@ -35,7 +35,7 @@ use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
-use super::document::Document;
+use super::document::Reading;
 use super::error::{LoadError, LoadErrorKind};
 use super::spelling;
 use super::spring::Flat;
@@ -122,7 +122,7 @@ enum FrameKind {
     },
 }
 
-pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError> {
+pub(super) fn parse(text: &str, doc: &mut Reading<'_, '_>) -> Result<(), LoadError> {
     let documents = read(text, doc)?;
     let mut entries: Vec<(u32, String, String)> = Vec::new();
     for root in documents {
@@ -147,7 +147,7 @@ pub(super) fn parse(text: &str, doc: &mut Document<'_>) -> Result<(), LoadError>
             name == "spring.config.activate.onprofile" || name == "spring.profiles"
         });
         if let Some((line, _, value)) = profile {
-            doc.profiles.push((*line, value.clone()));
+            doc.notes.profiles.push((*line, value.clone()));
             continue;
         }
         entries.extend(flat);
@@ -191,7 +191,7 @@ fn flatten(node: &Node, path: &str, out: &mut Vec<(u32, String, String)>) {
 }
 
 /// The documents of `text`, each a tree.
-fn read(text: &str, doc: &Document<'_>) -> Result<Vec<Node>, LoadError> {
+fn read(text: &str, doc: &Reading<'_, '_>) -> Result<Vec<Node>, LoadError> {
     let mut parser = Parser::new_from_str(text);
     let mut documents = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
@@ -298,7 +298,7 @@ fn read(text: &str, doc: &Document<'_>) -> Result<Vec<Node>, LoadError> {
 }
 
 /// Puts a finished node into the mapping or list being read.
-fn attach(frame: &mut Frame, node: Node, doc: &Document<'_>) -> Result<(), LoadError> {
+fn attach(frame: &mut Frame, node: Node, doc: &Reading<'_, '_>) -> Result<(), LoadError> {
     match &mut frame.kind {
         FrameKind::List(items) => items.push(node),
         FrameKind::Map {
@@ -478,7 +478,7 @@ mod tests {
     use super::*;
 
     fn flat(text: &str) -> Vec<(u32, String, String)> {
-        let doc = Document::new("t.yml");
+        let doc = Reading::new("t.yml", Vec::new());
         let mut out = Vec::new();
         for root in read(text, &doc).unwrap() {
             flatten(&root, "", &mut out);
@@ -547,7 +547,7 @@ mod tests {
                 "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
             ));
         }
-        let doc = Document::new("t.yml");
+        let doc = Reading::new("t.yml", Vec::new());
         let err = read(&text, &doc).unwrap_err();
         assert!(err.to_string().contains("more than 100000 values"), "{err}");
         let deep = "[".repeat(100);
@@ -559,7 +559,7 @@ mod tests {
 
     #[test]
     fn a_key_twice_in_one_mapping_is_an_error() {
-        let doc = Document::new("t.yml");
+        let doc = Reading::new("t.yml", Vec::new());
         let err = read("a:\n  b: 1\n  b: 2\n", &doc).unwrap_err();
         assert_eq!(err.kind(), LoadErrorKind::DuplicateKey);
         assert_eq!(err.line(), Some(3));
