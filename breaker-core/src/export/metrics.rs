@@ -116,7 +116,7 @@ use crate::registry::hooks::RegistryEvent;
 use crate::registry::{Registry, WeakRegistry};
 use crate::state::State;
 use crate::time::clock::Clock;
-use crate::time::scheduler::{TimerAction, TimerKey, TimerTarget};
+use crate::time::scheduler::{TimerKey, TimerTarget};
 
 /// Every registry exported so far, so that a registry is exported once: the export hears the
 /// registry through its public hooks, which cannot be taken back, so a second export would
@@ -654,18 +654,13 @@ impl Exporter {
             .clock
             .now()
             .saturating_add(MetricsExport::REFRESH_INTERVAL);
-        *timer = Some(
-            env.scheduler
-                .schedule(due, target, 0, TimerAction::MetricsRefresh),
-        );
+        *timer = Some(env.scheduler.schedule(due, target, 0));
     }
 }
 
+/// The export's one timer is its refresh; its token is unused.
 impl TimerTarget for Exporter {
-    fn on_timer(&self, _state_id: u64, action: TimerAction) {
-        if action != TimerAction::MetricsRefresh {
-            return;
-        }
+    fn on_timer(&self, _token: u64) {
         *self.timer.lock().unwrap_or_else(PoisonError::into_inner) = None;
         self.refresh(false);
         if !self.entries.is_empty() {
