@@ -27,8 +27,7 @@ pub(super) async fn one_breaker(
     State(app): State<Arc<AppState>>,
     name: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let Path(name) = name.map_err(|_| ApiError::bad_path())?;
-    let tracked = app.find(&name)?;
+    let tracked = app.find_at(name)?;
     Ok(Json(json::circuit_breakers([&*tracked])))
 }
 
@@ -65,8 +64,7 @@ pub(super) async fn breaker_events(
     State(app): State<Arc<AppState>>,
     name: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let Path(name) = name.map_err(|_| ApiError::bad_path())?;
-    let tracked = app.find(&name)?;
+    let tracked = app.find_at(name)?;
     Ok(Json(events_of(&tracked, None)))
 }
 

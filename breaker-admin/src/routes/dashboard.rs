@@ -91,8 +91,7 @@ pub(super) async fn breaker_states(
     State(app): State<Arc<AppState>>,
     name: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let Path(name) = name.map_err(|_| ApiError::bad_path())?;
-    let tracked = app.find(&name)?;
+    let tracked = app.find_at(name)?;
     let history = StateHistory::of(&tracked);
     Ok(Json(serde_json::to_value(history).unwrap_or(Value::Null)))
 }

@@ -189,8 +189,7 @@ pub(super) async fn one(
     name: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let Path(name) = name.map_err(|_| ApiError::bad_path())?;
-    let tracked = app.find(&name)?;
+    let tracked = app.find_at(name)?;
     let filter = Filter {
         breaker: Some(tracked.id),
         kind: None,

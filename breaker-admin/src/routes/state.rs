@@ -2,6 +2,9 @@
 
 use std::sync::Arc;
 
+use axum::extract::rejection::PathRejection;
+use axum::extract::Path;
+
 use crate::hub::{Hub, Tracked};
 use crate::options::Options;
 use crate::routes::error::ApiError;
@@ -19,5 +22,15 @@ impl AppState {
         self.hub
             .find(name)
             .ok_or_else(|| ApiError::no_breaker(name))
+    }
+
+    /// The followed breaker a `{name}` path segment names: a 400 if the segment is not
+    /// percent-encoded UTF-8, a 404 that names it if no breaker has that name.
+    pub(crate) fn find_at(
+        &self,
+        name: Result<Path<String>, PathRejection>,
+    ) -> Result<Arc<Tracked>, ApiError> {
+        let Path(name) = name.map_err(|_| ApiError::bad_path())?;
+        self.find(&name)
     }
 }
