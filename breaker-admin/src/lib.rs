@@ -145,18 +145,17 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::request::Parts;
 use axum::Router;
 use breaker_core::Registry;
 
 mod event;
 mod hub;
 mod json;
+mod options;
 mod ring;
 #[cfg(test)]
 mod ring_tests;
 mod routes;
-mod sse;
 mod text;
 
 /// The atomics the ring is made of: std's here; loom's where `tests/ring_loom.rs` compiles
@@ -166,54 +165,8 @@ mod sync {
 }
 
 use crate::hub::Hub;
-
-/// What an [`Authorize`] hook decides about one write request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Authorization {
-    /// The request may change the breaker's state.
-    Allow,
-    /// The request carries no (valid) credentials: 401, nothing changes.
-    Unauthorized,
-    /// The credentials are valid but not allowed to write: 403, nothing changes.
-    Forbidden,
-}
-
-/// Decides whether a request may use the write operation (`POST /actuator/circuitbreakers/{name}`).
-///
-/// It sees the request's method, URI, headers and extensions (`axum::http::request::Parts`,
-/// which is `http::request::Parts`), before the body is read. Any
-/// `Fn(&Parts) -> Authorization + Send + Sync + 'static` is one.
-pub trait Authorize: Send + Sync + 'static {
-    /// The decision for `request`.
-    fn authorize(&self, request: &Parts) -> Authorization;
-}
-
-impl<F> Authorize for F
-where
-    F: Fn(&Parts) -> Authorization + Send + Sync + 'static,
-{
-    fn authorize(&self, request: &Parts) -> Authorization {
-        self(request)
-    }
-}
-
-/// The renderer of `GET /actuator/prometheus`.
-type Render = Arc<dyn Fn() -> String + Send + Sync>;
-
-/// Which routes a router serves, and how.
-#[derive(Clone)]
-pub(crate) struct Options {
-    pub(crate) circuit_breakers: bool,
-    pub(crate) events: bool,
-    pub(crate) stream: bool,
-    pub(crate) health: bool,
-    pub(crate) health_details: bool,
-    pub(crate) dashboard: bool,
-    pub(crate) write: Option<Arc<dyn Authorize>>,
-    pub(crate) prometheus: Option<Render>,
-    pub(crate) stream_interval: Duration,
-}
+use crate::options::Options;
+pub use crate::options::{Authorization, Authorize};
 
 /// The default stream ring: events of every breaker kept for the server-sent event clients.
 pub const DEFAULT_STREAM_BUFFER_SIZE: usize = 4096;
@@ -356,7 +309,7 @@ impl Admin {
 
     /// The routes, to `merge` or `nest` into the service's router. It binds nothing.
     pub fn router(&self) -> Router {
-        routes::router(Arc::new(routes::App {
+        routes::router(Arc::new(routes::AppState {
             hub: Arc::clone(&self.hub),
             options: self.options.clone(),
         }))

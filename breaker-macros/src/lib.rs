@@ -42,34 +42,72 @@ use proc_macro::TokenStream;
 /// Works on `async fn` and plain `fn`, free functions and methods (`&self`, `&mut self`,
 /// `self: Arc<Self>`), with generics, lifetimes, `where` clauses, `impl Trait` arguments and
 /// `impl Trait` inside the return type, and on native `async fn` in trait impls. The return type
-/// must be a `Result` (any alias counts). The signature is re-emitted unchanged; only the body
-/// is wrapped, and the breaker is resolved once per call site from `Registry::global()`.
+/// must be a `Result` (any alias counts) whose error type is `'static` (the configured error
+/// kinds match it by type). The signature is re-emitted unchanged; only the body is wrapped.
+/// Each call site holds a `static` that resolves its breaker (with `key`, its keyed group) from
+/// `Registry::global()` on the first call and caches it.
 ///
 /// # Options
 ///
 /// - `name = "..."` (required): the breaker's name in the global registry, which is also the
-///   name of its configuration instance. Functions with the same name share one breaker.
+///   name of its configuration instance: a non-empty string literal without leading or
+///   trailing whitespace. Functions with the same name share one breaker.
 /// - `fallback = "path"` (or a bare path): called with the same arguments followed by a
 ///   `CallError<E>`, returning the same type, for **every** call that does not return `Ok`:
-///   a recorded failure, an error that `ignore` or `record` leaves uncounted, a rejected call
-///   (`CallError::NotPermitted`) and a timed-out one (`CallError::TimedOut`). This is what
+///   a recorded failure, an error that `ignore` leaves uncounted or `record` counts as a
+///   success, a rejected call (`CallError::NotPermitted`) and a timed-out one
+///   (`CallError::TimedOut`). This is what
 ///   Resilience4j's aspect does (it runs the fallback for any exception); to pass an error
 ///   through, return `Err(e)` from the fallback for `CallError::Failed(e)`. An `Ok` that the
 ///   `result` predicate counts as a failure is returned as is, without the fallback. On a method,
 ///   a bare name is the method on `Self` (`self.fallback(..)`), as in Spring; a path such as
 ///   `Self::fb` or `other::fb` is called as written, with `self` first. The fallback of an
-///   `async fn` is an `async fn`. Without a fallback, a rejected or timed-out call returns
-///   `Err(E::from(CallNotPermitted))`, so `E` must implement `From<CallNotPermitted>`.
+///   `async fn` is an `async fn`. The arguments are passed on by name, so with a fallback every
+///   parameter is a plain binding (`id`, `mut id`, not a pattern) and the body borrows it
+///   rather than moving it (clone what it must own).
+///
+///   Without a fallback, the call's own error is returned as is; a rejected call returns
+///   `Err(E::from(CallNotPermitted))`, so `E` must implement `From<CallNotPermitted>`; a call
+///   that timed out (`timeout-duration`) returns `Err(E::from(CallTimedOut))` where `E`
+///   implements `From<CallTimedOut>`, else `Err(E::from(CallNotPermitted))`.
 /// - `record = path`: `Fn(&E) -> bool`; only matching errors are failures (others count as
-///   successes). `ignore = path`: `Fn(&E) -> bool`; matching errors count as neither.
+///   successes). `ignore = path`: `Fn(&E) -> bool`; matching errors count as neither (an
+///   error both match is ignored).
 ///   `result = path`: `Fn(&T) -> bool`; a matching `Ok` value counts as a failure. A closure
 ///   works too, with its parameter type written out.
-/// - `key = expr`: one breaker per run-time key (`Hash + Eq + Clone + Display + Send + Sync +
-///   'static`), named `name:key` and configured by `name`.
+/// - `key = expr`: one breaker per run-time key. The expression is evaluated at the start of
+///   every call and borrowed, not moved (`key = self.tenant` leaves the field in place); its
+///   type needs only `Display` (a `&str` argument, a `String`, a number, a type of your own).
+///   The breaker belongs to the key's text, so keys of different types that print the same
+///   share one. It is named `name[key]` (a `\` or `]` in the key, and a `\` or `[` in the
+///   name, escaped with `\`), configured by `name`, and kept in the registry's keyed group for
+///   `name` (`Registry::keyed`), whose `KeyedLimits` bound how many breakers it holds and evict
+///   idle ones.
 /// - `crate = "path"`: where the facade is. Without it, the expansion uses the name your
 ///   Cargo.toml gives the `resilience-breaker` package (`cb = { package = "resilience-breaker" }`
 ///   is `::cb`; un-renamed, it is `::breaker`); set it when the facade is reached another way,
-///   such as through a re-export.
+///   such as through a re-export, or renamed to exactly `resilience_breaker`, which cannot be
+///   told from the un-renamed package (`crate = "resilience_breaker"`).
+///
+/// ```
+/// use breaker::circuit_breaker;
+///
+/// struct Tenant {
+///     id: u32,
+/// }
+///
+/// impl Tenant {
+///     // One breaker per tenant, `quotes[7]`, `quotes[8]`, ..., all configured by `quotes`.
+///     #[circuit_breaker(name = "quotes", key = self.id)]
+///     fn quote(&self) -> std::io::Result<u32> {
+///         Ok(self.id * 100)
+///     }
+/// }
+///
+/// assert_eq!(Tenant { id: 7 }.quote().unwrap(), 700);
+/// let quotes = breaker::Registry::global().keyed("quotes");
+/// assert_eq!(quotes.find("7").unwrap().name(), "quotes[7]");
+/// ```
 ///
 /// Numbers (thresholds, windows, waits, the call timeout `timeout-duration`) are configuration
 /// under the breaker's name, never attribute options.
@@ -78,11 +116,14 @@ use proc_macro::TokenStream;
 ///
 /// Misuse is a compile error at the token to change, and the function is still emitted so
 /// that the rest of the crate type-checks: a missing, empty or repeated option, an unknown
-/// option (the message lists the valid ones), a fallback that is not a path, is not found, or
-/// has the wrong parameters, error type, return type or async-ness, a return type that is not a
-/// `Result`, an error type without `From<CallNotPermitted>` and no fallback, a `const fn`, a
-/// trait method without a body, and the attribute on something that is not a fn or applied
-/// twice.
+/// option (the message lists the valid ones), a `name` with surrounding whitespace, a fallback
+/// that is not a path, is not found, or has the wrong parameters, error type, return type or
+/// async-ness, a parameter that is a pattern when there is a fallback, `record` and `ignore`
+/// naming the same predicate, a predicate of the wrong type, a `key` that is not `Display`, a
+/// return type that is not a `Result`, an error type that is not `'static`, or without
+/// `From<CallNotPermitted>` and no fallback, a `const fn`, a trait method without a body, an
+/// `async fn` that `#[async_trait]` has already rewritten, and the attribute on something that
+/// is not a fn or applied twice.
 #[proc_macro_attribute]
 pub fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::circuit_breaker(attr.into(), item.into()).into()

@@ -15,7 +15,7 @@ use crate::classify::Outcome;
 use crate::error::{CallNotPermitted, IllegalTransition};
 use crate::event::{EventKind, TransitionCause};
 use crate::state::State;
-use crate::time::scheduler::{TimerAction, TimerTarget};
+use crate::time::scheduler::TimerTarget;
 use crate::time::timestamp::Timestamp;
 use crate::window::{StateMetrics, Verdict};
 
@@ -250,7 +250,6 @@ impl Shared {
                         retry_after,
                         self.this.clone(),
                         m.id,
-                        TimerAction::OpenToHalfOpen,
                     ));
                 }
                 Phase::Open
@@ -263,7 +262,6 @@ impl Shared {
                         now.saturating_add(max_wait),
                         self.this.clone(),
                         m.id,
-                        TimerAction::HalfOpenMaxWait,
                     ));
                 }
                 Phase::HalfOpen {
@@ -387,8 +385,10 @@ impl Shared {
     }
 }
 
+/// A breaker's timer token is the id of the state that set the timer; a state sets at most
+/// one, so the state says which it is (OPEN's wait, HALF_OPEN's max wait).
 impl TimerTarget for Shared {
-    fn on_timer(&self, state_id: u64, action: TimerAction) {
+    fn on_timer(&self, state_id: u64) {
         let now = self.clock.now();
         let mut pending = Pending::new();
         {
@@ -397,12 +397,12 @@ impl TimerTarget for Shared {
                 return; // that state was left in the instant the timer fired
             }
             m.timer = None; // fired: no longer in the queue
-            match (action, m.phase) {
-                (TimerAction::OpenToHalfOpen, Phase::Open) => {
+            match m.phase {
+                Phase::Open => {
                     let cause = TransitionCause::WaitElapsed;
                     self.enter(&mut m, State::HalfOpen, now, cause, &mut pending);
                 }
-                (TimerAction::HalfOpenMaxWait, Phase::HalfOpen { .. }) => {
+                Phase::HalfOpen { .. } => {
                     let to = self.config.transition_to_state_after_wait_duration();
                     let cause = TransitionCause::HalfOpenMaxWait;
                     self.enter(&mut m, to, now, cause, &mut pending);

@@ -1,46 +1,59 @@
 //! Hooks on a registry's set of breakers, for code outside the registry that must hear of
 //! every breaker (the metrics export, the Redis hint, an application's own bookkeeping).
+//!
+//! Nothing here depends on what the members are: [`RegistryEvent`] and [`Hooks`] take the
+//! member's handle as a type parameter, [`CircuitBreaker`] unless another is named, so that a
+//! registry of another pattern's instances (a bulkhead's, a retry's) publishes the same three
+//! events through the same hooks.
 
 use std::sync::{Arc, Mutex};
 
 use crate::breaker::CircuitBreaker;
 
 /// Something that happened to a registry's set of breakers.
+///
+/// `P` is the handle of the registry's members: [`CircuitBreaker`] for the breakers of a
+/// [`Registry`](crate::Registry).
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum RegistryEvent<'a> {
+pub enum RegistryEvent<'a, P = CircuitBreaker> {
     /// A breaker was created (on first use of its name, or of its key in a keyed group) and is
     /// now in the registry.
-    Added(&'a CircuitBreaker),
+    Added(&'a P),
     /// A breaker left the registry: [`Registry::remove`](crate::Registry::remove),
     /// [`Keyed::remove`](crate::Keyed::remove), or eviction of an idle keyed breaker. It is
     /// detached: it works on for whoever holds it, unheard by the registry's listeners.
-    Removed(&'a CircuitBreaker),
+    Removed(&'a P),
     /// [`Registry::replace`](crate::Registry::replace) gave the name to a new breaker; the old
     /// one is detached.
     Replaced {
         /// The breaker that had the name.
-        old: &'a CircuitBreaker,
+        old: &'a P,
         /// The breaker that has it now.
-        new: &'a CircuitBreaker,
+        new: &'a P,
     },
 }
 
 /// A hook, which returns whether it wants to hear more (`false` once its owner is gone).
-pub(crate) type Hook = Arc<dyn Fn(&RegistryEvent<'_>) -> bool + Send + Sync>;
+pub(crate) type Hook<P = CircuitBreaker> = Arc<dyn Fn(&RegistryEvent<'_, P>) -> bool + Send + Sync>;
 
-/// The registry's hooks. A change to the set of breakers is rare next to calls (once per name
-/// or key), so a mutex is fine here; no hook runs while it is held.
-#[derive(Default)]
-pub(crate) struct Hooks(Mutex<Vec<Hook>>);
+/// A registry's hooks on its members of type `P`. A change to the set of members is rare next
+/// to calls (once per name or key), so a mutex is fine here; no hook runs while it is held.
+pub(crate) struct Hooks<P = CircuitBreaker>(Mutex<Vec<Hook<P>>>);
 
-impl Hooks {
-    pub(crate) fn add(&self, hook: Hook) {
+impl<P> Default for Hooks<P> {
+    fn default() -> Self {
+        Hooks(Mutex::default())
+    }
+}
+
+impl<P> Hooks<P> {
+    pub(crate) fn add(&self, hook: Hook<P>) {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(hook);
     }
 
     /// Runs every hook; those that are done are removed.
-    pub(crate) fn run(&self, event: &RegistryEvent<'_>) {
+    pub(crate) fn run(&self, event: &RegistryEvent<'_, P>) {
         let hooks = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let mut done = Vec::new();
         for hook in hooks {
@@ -60,8 +73,55 @@ impl Hooks {
     }
 }
 
-impl std::fmt::Debug for Hooks {
+impl<P> std::fmt::Debug for Hooks<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Hooks").field("count", &self.len()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A member that is not a breaker, as another pattern's registry would have.
+    #[derive(Debug, PartialEq)]
+    struct Bulkhead(&'static str);
+
+    #[test]
+    fn hooks_hear_any_member_type_and_those_that_are_done_are_dropped() {
+        let hooks: Hooks<Bulkhead> = Hooks::default();
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&heard);
+        hooks.add(Arc::new(move |event| {
+            let name = match event {
+                RegistryEvent::Added(b) | RegistryEvent::Removed(b) => b.0,
+                RegistryEvent::Replaced { new, .. } => new.0,
+            };
+            log.lock().unwrap().push(name);
+            true
+        }));
+        let once = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&once);
+        hooks.add(Arc::new(move |_| {
+            count.fetch_add(1, Ordering::Relaxed);
+            false
+        }));
+        assert_eq!(hooks.len(), 2);
+
+        hooks.run(&RegistryEvent::Added(&Bulkhead("db")));
+        let (old, new) = (Bulkhead("db"), Bulkhead("db2"));
+        hooks.run(&RegistryEvent::Replaced {
+            old: &old,
+            new: &new,
+        });
+        assert_eq!(*heard.lock().unwrap(), ["db", "db2"]);
+        assert_eq!(
+            once.load(Ordering::Relaxed),
+            1,
+            "a hook that is done hears no more"
+        );
+        assert_eq!(hooks.len(), 1);
     }
 }

@@ -52,7 +52,7 @@ use crate::config::Config;
 use crate::name::{self, Name};
 use crate::registry::hooks::{Hooks, RegistryEvent};
 use crate::state::State;
-use crate::time::scheduler::{TimerAction, TimerKey, TimerTarget};
+use crate::time::scheduler::{TimerKey, TimerTarget};
 use crate::time::timestamp::{duration_nanos, Timestamp};
 
 /// How many breakers a keyed group keeps, and for how long an unused one stays.
@@ -306,12 +306,8 @@ impl KeyedGroup {
             return;
         }
         let target: Weak<dyn TimerTarget> = self.this.clone();
-        *timer = Some(self.genv.env.scheduler.schedule(
-            now.saturating_add(every),
-            target,
-            0,
-            TimerAction::Sweep,
-        ));
+        let due = now.saturating_add(every);
+        *timer = Some(self.genv.env.scheduler.schedule(due, target, 0));
     }
 
     fn remove(&self, key: &str) -> Option<CircuitBreaker> {
@@ -392,11 +388,9 @@ impl KeyedGroup {
     }
 }
 
+/// The group's one timer is its sweep; its token is unused.
 impl TimerTarget for KeyedGroup {
-    fn on_timer(&self, _state_id: u64, action: TimerAction) {
-        if action != TimerAction::Sweep {
-            return;
-        }
+    fn on_timer(&self, _token: u64) {
         let now = self.now();
         *self.timer.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.sweep(now);

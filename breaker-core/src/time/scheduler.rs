@@ -6,11 +6,18 @@
 //! With a [`ManualClock`](crate::ManualClock) there is no thread: the clock runs due timers as
 //! it is advanced.
 //!
-//! A timer names its target (weakly: a breaker, through [`TimerTarget`], so the queue does not
-//! know the breaker's type) and the state it was set for. Leaving a state cancels its timer:
-//! the breaker removes it from the queue at once ([`Scheduler::cancel`]), so the queue holds
-//! only timers of current states, at most one per breaker. (Should a timer fire in the instant
-//! its state is being left, the state id it carries no longer matches and it does nothing.)
+//! The queue knows nothing of what its timers are for. A timer names its target weakly,
+//! through the small [`TimerTarget`] trait, and carries a token the target chose when it set
+//! the timer; when the timer falls due the target gets that token back and decides what it
+//! means. A breaker's token is the id of the state that set the timer (the state tells which
+//! of its timers it is); a keyed group's sweep and the metrics export's refresh have one timer
+//! each and ignore theirs. A new kind of timer is a new target, not a change to this file.
+//!
+//! A target that no longer wants a timer removes it from the queue ([`Scheduler::cancel`]):
+//! a breaker does so when it leaves the state that set it, so the queue holds only timers of
+//! current states, at most one per breaker. (Should a timer fire in the instant its state is
+//! being left, the token it carries names a state that is gone, and the breaker does nothing.)
+//! A timer whose target is gone fires into nothing.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -23,39 +30,27 @@ use crate::time::clock::Clock;
 use crate::time::manual::DueTimers;
 use crate::time::timestamp::Timestamp;
 
-/// What a timer does when it fires.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum TimerAction {
-    /// OPEN -> HALF_OPEN after `wait-duration-in-open-state`.
-    OpenToHalfOpen,
-    /// HALF_OPEN -> the configured state after `max-wait-duration-in-half-open-state`.
-    HalfOpenMaxWait,
-    /// A keyed group's sweep for idle breakers (its target is the group, not a breaker).
-    Sweep,
-    /// The metrics export's refresh of every breaker's gauges (its target is the export).
-    #[cfg(feature = "metrics")]
-    MetricsRefresh,
-}
-
-/// What a timer acts on: a breaker, told which of its states set the timer.
+/// What a timer acts on: a breaker, a keyed group, an exporter, or any later pattern's part
+/// that needs to be woken at a time.
 pub(crate) trait TimerTarget: Send + Sync {
-    /// The timer set by state `state_id` for `action` fell due.
-    fn on_timer(&self, state_id: u64, action: TimerAction);
+    /// The timer that was set with `token` fell due. The token is the target's own: the
+    /// scheduler only stores it and gives it back.
+    fn on_timer(&self, token: u64);
 }
 
 /// Where a timer sits in its queue: its due time, then the order it was scheduled in.
 pub(crate) type TimerKey = (Timestamp, u64);
 
+/// One timer: whom it wakes, and with what. No allocation beyond the queue's own node.
 struct Entry {
     target: Weak<dyn TimerTarget>,
-    state_id: u64,
-    action: TimerAction,
+    token: u64,
 }
 
 impl Entry {
     fn fire(self) {
         if let Some(target) = self.target.upgrade() {
-            target.on_timer(self.state_id, self.action);
+            target.on_timer(self.token);
         }
     }
 }
@@ -161,20 +156,16 @@ impl Scheduler {
         }
     }
 
-    /// Sets a timer for `target`'s state `state_id`, due at `due`; the key cancels it.
+    /// Sets a timer due at `due` that gives `token` back to `target`
+    /// ([`TimerTarget::on_timer`]); the key it returns cancels it.
     pub(crate) fn schedule(
         &self,
         due: Timestamp,
         target: Weak<dyn TimerTarget>,
-        state_id: u64,
-        action: TimerAction,
+        token: u64,
     ) -> TimerKey {
         let key = (due, NEXT_SEQ.fetch_add(1, Ordering::Relaxed));
-        let entry = Entry {
-            target,
-            state_id,
-            action,
-        };
+        let entry = Entry { target, token };
         self.queue.lock().insert(key, entry);
         self.queue.wake.notify_one();
         if self.clock.as_manual().is_none() && !self.worker_started.swap(true, Ordering::AcqRel) {
@@ -184,8 +175,9 @@ impl Scheduler {
                 .name("breaker-scheduler".into())
                 .spawn(move || queue.worker(clock));
             if let Err(err) = spawned {
-                // Without a thread the timers fall back to what a lazy breaker does: the first
-                // call after the wait moves OPEN to HALF_OPEN. Say so, and try again next time.
+                // Without a thread no timer fires until a later `schedule` starts one (a breaker
+                // still leaves OPEN on the first call after its wait). Say so, and try again
+                // next time.
                 self.worker_started.store(false, Ordering::Release);
                 tracing::error!(error = %err, "breaker: could not start the scheduler thread");
             }
@@ -193,7 +185,7 @@ impl Scheduler {
         key
     }
 
-    /// Removes a timer that has not fired yet (its state was left).
+    /// Removes a timer that has not fired yet (for a breaker: its state was left).
     pub(crate) fn cancel(&self, key: TimerKey) {
         self.queue.lock().remove(&key);
     }
@@ -219,5 +211,65 @@ impl fmt::Debug for Scheduler {
             .field("pending", &self.pending())
             .field("clock", &self.clock)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::time::manual::ManualClock;
+
+    /// A target that is not a breaker: it notes the tokens it is given back.
+    #[derive(Default)]
+    struct Notes(Mutex<Vec<u64>>);
+
+    impl TimerTarget for Notes {
+        fn on_timer(&self, token: u64) {
+            self.0.lock().unwrap().push(token);
+        }
+    }
+
+    #[test]
+    fn a_target_gets_its_own_tokens_back_in_due_order_and_cancelled_ones_never() {
+        let clock = ManualClock::new();
+        let scheduler = Scheduler::new(Clock::from(clock.clone()));
+        let notes = Arc::new(Notes::default());
+        let target = || -> Weak<dyn TimerTarget> {
+            let weak: Weak<Notes> = Arc::downgrade(&notes);
+            weak
+        };
+        let at = |ms| clock.now().saturating_add(Duration::from_millis(ms));
+        scheduler.schedule(at(30), target(), 7);
+        scheduler.schedule(at(10), target(), u64::MAX);
+        let cancelled = scheduler.schedule(at(20), target(), 3);
+        scheduler.schedule(at(10), target(), 0);
+        scheduler.cancel(cancelled);
+        assert_eq!(scheduler.pending(), 3);
+
+        clock.advance(Duration::from_millis(10));
+        // Ties go in the order they were set.
+        assert_eq!(*notes.0.lock().unwrap(), [u64::MAX, 0]);
+        clock.advance(Duration::from_millis(100));
+        assert_eq!(*notes.0.lock().unwrap(), [u64::MAX, 0, 7]);
+        assert_eq!(scheduler.pending(), 0);
+    }
+
+    #[test]
+    fn a_timer_whose_target_is_gone_fires_into_nothing() {
+        let clock = ManualClock::new();
+        let scheduler = Scheduler::new(Clock::from(clock.clone()));
+        let notes = Arc::new(Notes::default());
+        let weak: Weak<Notes> = Arc::downgrade(&notes);
+        scheduler.schedule(
+            clock.now().saturating_add(Duration::from_millis(5)),
+            weak,
+            1,
+        );
+        drop(notes);
+        clock.advance(Duration::from_millis(5));
+        assert_eq!(scheduler.pending(), 0);
     }
 }

@@ -25,10 +25,11 @@ use crate::event::{EventType, Record};
 use crate::hub::StreamHub;
 use crate::json::EventDto;
 use crate::ring::Read;
-use crate::routes::{event_type, ApiError, App};
+use crate::routes::error::{event_type, ApiError};
+use crate::routes::state::AppState;
 
 /// At most this many stream clients at once; the next gets a 503.
-pub(crate) const MAX_CLIENTS: usize = 256;
+const MAX_CLIENTS: usize = 256;
 
 /// How long a client waits on a record whose writer has not finished (or gave it up) before
 /// counting it lost and reading on.
@@ -66,7 +67,7 @@ impl Drop for Connected {
 
 /// One client's position in the stream.
 struct Client {
-    app: Arc<App>,
+    app: Arc<AppState>,
     cursor: u64,
     filter: Filter,
     interval: Interval,
@@ -135,7 +136,7 @@ impl Client {
     }
 }
 
-fn open(app: Arc<App>, filter: Filter, headers: &HeaderMap) -> Response {
+fn open(app: Arc<AppState>, filter: Filter, headers: &HeaderMap) -> Response {
     let Some(connected) = Connected::new(&app.hub.stream) else {
         return ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -179,17 +180,16 @@ fn open(app: Arc<App>, filter: Filter, headers: &HeaderMap) -> Response {
         .into_response()
 }
 
-pub(crate) async fn all(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+pub(super) async fn all(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     open(app, Filter::default(), &headers)
 }
 
-pub(crate) async fn one(
-    State(app): State<Arc<App>>,
+pub(super) async fn one(
+    State(app): State<Arc<AppState>>,
     name: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let Path(name) = name.map_err(|_| ApiError::bad_path())?;
-    let tracked = app.find(&name)?;
+    let tracked = app.find_at(name)?;
     let filter = Filter {
         breaker: Some(tracked.id),
         kind: None,
@@ -197,8 +197,8 @@ pub(crate) async fn one(
     Ok(open(app, filter, &headers))
 }
 
-pub(crate) async fn one_of_type(
-    State(app): State<Arc<App>>,
+pub(super) async fn one_of_type(
+    State(app): State<Arc<AppState>>,
     path: Result<Path<(String, String)>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {

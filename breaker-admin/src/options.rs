@@ -1,0 +1,55 @@
+//! What a router serves and how: the routes it mounts, the write operation's hook, the
+//! Prometheus renderer. Set through [`Admin`](crate::Admin)'s methods.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::request::Parts;
+
+/// What an [`Authorize`] hook decides about one write request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Authorization {
+    /// The request may change the breaker's state.
+    Allow,
+    /// The request carries no (valid) credentials: 401, nothing changes.
+    Unauthorized,
+    /// The credentials are valid but not allowed to write: 403, nothing changes.
+    Forbidden,
+}
+
+/// Decides whether a request may use the write operation (`POST /actuator/circuitbreakers/{name}`).
+///
+/// It sees the request's method, URI, headers and extensions (`axum::http::request::Parts`,
+/// which is `http::request::Parts`), before the body is read. Any
+/// `Fn(&Parts) -> Authorization + Send + Sync + 'static` is one.
+pub trait Authorize: Send + Sync + 'static {
+    /// The decision for `request`.
+    fn authorize(&self, request: &Parts) -> Authorization;
+}
+
+impl<F> Authorize for F
+where
+    F: Fn(&Parts) -> Authorization + Send + Sync + 'static,
+{
+    fn authorize(&self, request: &Parts) -> Authorization {
+        self(request)
+    }
+}
+
+/// The renderer of `GET /actuator/prometheus`.
+type Render = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// Which routes a router serves, and how.
+#[derive(Clone)]
+pub(crate) struct Options {
+    pub(crate) circuit_breakers: bool,
+    pub(crate) events: bool,
+    pub(crate) stream: bool,
+    pub(crate) health: bool,
+    pub(crate) health_details: bool,
+    pub(crate) dashboard: bool,
+    pub(crate) write: Option<Arc<dyn Authorize>>,
+    pub(crate) prometheus: Option<Render>,
+    pub(crate) stream_interval: Duration,
+}

@@ -1,0 +1,97 @@
+//! The dashboard: its page (assets/) and the data it draws, a filtered page of breakers and
+//! one breaker's state history.
+
+use std::sync::Arc;
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::Value;
+
+use crate::json::{BreakerSummary, StateCounts, StateHistory, Summary};
+use crate::routes::error::ApiError;
+use crate::routes::query::parse_query;
+use crate::routes::state::AppState;
+
+const DASHBOARD_HTML: &str = include_str!("../../assets/dashboard.html");
+const DASHBOARD_JS: &str = include_str!("../../assets/dashboard.js");
+const DASHBOARD_CSS: &str = include_str!("../../assets/dashboard.css");
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// `GET /dashboard`.
+pub(super) async fn page() -> Response {
+    asset("text/html; charset=utf-8", DASHBOARD_HTML)
+}
+
+/// `GET /dashboard/dashboard.js`.
+pub(super) async fn script() -> Response {
+    asset("text/javascript; charset=utf-8", DASHBOARD_JS)
+}
+
+/// `GET /dashboard/dashboard.css`.
+pub(super) async fn style() -> Response {
+    asset("text/css; charset=utf-8", DASHBOARD_CSS)
+}
+
+/// `GET /dashboard/api/breakers`: the breakers matching the query (`query.rs`), one page of
+/// them, and the count of each state over all.
+pub(super) async fn breakers(
+    State(app): State<Arc<AppState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let query = parse_query(raw.as_deref())?;
+    // Cloned out first, so the filtering below holds no lock a new breaker's hook waits on.
+    let all = app.hub.all();
+    let mut states = StateCounts::default();
+    let mut matched = Vec::new();
+    for tracked in &all {
+        let state = tracked.breaker.state();
+        states.add(state);
+        let by_state = query.state.is_none_or(|s| s == state);
+        let by_name = query
+            .q
+            .as_deref()
+            .is_none_or(|q| tracked.name().to_lowercase().contains(q));
+        if by_state && by_name {
+            matched.push(tracked);
+        }
+    }
+    let page: Vec<BreakerSummary<'_>> = matched
+        .iter()
+        .skip(query.offset)
+        .take(query.limit)
+        .map(|t| BreakerSummary::of(t))
+        .collect();
+    let now = app.hub.registry.clock().now().unix_nanos() / 1_000_000;
+    let summary = Summary {
+        total: all.len(),
+        matched: matched.len(),
+        states,
+        now,
+        breakers: page,
+    };
+    Ok(Json(serde_json::to_value(summary).unwrap_or(Value::Null)))
+}
+
+/// The dashboard's state history of one breaker (`json::StateHistory`).
+pub(super) async fn breaker_states(
+    State(app): State<Arc<AppState>>,
+    name: Result<Path<String>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let tracked = app.find_at(name)?;
+    let history = StateHistory::of(&tracked);
+    Ok(Json(serde_json::to_value(history).unwrap_or(Value::Null)))
+}

@@ -1,0 +1,98 @@
+//! The HTTP side: which routes a configuration mounts, and the handlers behind them, one file
+//! per job.
+//!
+//! `state.rs` is what every handler shares ([`AppState`]) and `error.rs` the JSON error body;
+//! the handlers sit above them: `actuator.rs` (Resilience4j's read endpoints and health),
+//! `write.rs` (the write operation and its checks), `dashboard.rs` (the page and its data,
+//! with `query.rs` parsing its query) and `sse.rs` (the live event stream). Only this file
+//! names them all.
+
+mod actuator;
+mod dashboard;
+mod error;
+mod query;
+mod sse;
+mod state;
+mod write;
+
+use std::sync::Arc;
+
+use axum::http::header;
+use axum::routing::{get, MethodRouter};
+use axum::Router;
+
+pub(crate) use self::state::AppState;
+
+/// The routes `state.options` asks for, over `state`.
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    let o = &state.options;
+    let mut router = Router::new();
+    if o.circuit_breakers || o.write.is_some() {
+        let mut one: MethodRouter<Arc<AppState>> = MethodRouter::new();
+        if o.circuit_breakers {
+            router = router.route("/actuator/circuitbreakers", get(actuator::all_breakers));
+            one = one.get(actuator::one_breaker);
+        }
+        if o.write.is_some() {
+            one = one.post(write::update_state);
+        }
+        router = router.route("/actuator/circuitbreakers/{name}", one);
+    }
+    if o.events {
+        router = router
+            .route("/actuator/circuitbreakerevents", get(actuator::all_events))
+            .route(
+                "/actuator/circuitbreakerevents/{name}",
+                get(actuator::breaker_events),
+            )
+            .route(
+                "/actuator/circuitbreakerevents/{name}/{eventType}",
+                get(actuator::breaker_events_of_type),
+            );
+    }
+    if o.stream {
+        router = router
+            .route("/actuator/streamcircuitbreakerevents", get(sse::all))
+            .route("/actuator/streamcircuitbreakerevents/{name}", get(sse::one))
+            .route(
+                "/actuator/streamcircuitbreakerevents/{name}/{eventType}",
+                get(sse::one_of_type),
+            );
+    }
+    if o.health {
+        router = router
+            .route("/actuator/health", get(actuator::health))
+            .route(
+                "/actuator/health/circuitBreakers",
+                get(actuator::health_component),
+            );
+    }
+    if let Some(render) = o.prometheus.clone() {
+        router = router.route(
+            "/actuator/prometheus",
+            get(move || {
+                let render = Arc::clone(&render);
+                async move {
+                    let content = "text/plain; version=0.0.4; charset=utf-8";
+                    ([(header::CONTENT_TYPE, content)], render())
+                }
+            }),
+        );
+    }
+    if o.dashboard {
+        router = router
+            .route("/dashboard", get(dashboard::page))
+            .route("/dashboard/dashboard.js", get(dashboard::script))
+            .route("/dashboard/dashboard.css", get(dashboard::style))
+            .route("/dashboard/api/breakers", get(dashboard::breakers))
+            .route(
+                "/dashboard/api/breakers/{name}/events",
+                get(actuator::breaker_events),
+            )
+            .route(
+                "/dashboard/api/breakers/{name}/states",
+                get(dashboard::breaker_states),
+            );
+    }
+    router.with_state(state)
+}

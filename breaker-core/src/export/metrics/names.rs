@@ -1,0 +1,119 @@
+//! What the series are called: Resilience4j's metric names, their descriptions, and one
+//! breaker's keys (name, labels and the registry's tags, sorted by label name).
+
+use std::sync::Arc;
+
+use metrics::{Key, KeyName, Label, Recorder, SharedString, Unit};
+
+use crate::state::State;
+
+pub(super) const STATE: &str = "resilience4j_circuitbreaker_state";
+pub(super) const CALLS: &str = "resilience4j_circuitbreaker_calls_seconds";
+pub(super) const CALLS_MAX: &str = "resilience4j_circuitbreaker_calls_seconds_max";
+pub(super) const NOT_PERMITTED_CALLS: &str =
+    "resilience4j_circuitbreaker_not_permitted_calls_total";
+pub(super) const NOT_PERMITTED_CALLS_1X: &str = "resilience4j_circuitbreaker_calls_total";
+pub(super) const FAILURE_RATE: &str = "resilience4j_circuitbreaker_failure_rate";
+pub(super) const SLOW_CALL_RATE: &str = "resilience4j_circuitbreaker_slow_call_rate";
+pub(super) const BUFFERED_CALLS: &str = "resilience4j_circuitbreaker_buffered_calls";
+pub(super) const SLOW_CALLS: &str = "resilience4j_circuitbreaker_slow_calls";
+
+/// The `kind` of each call timer, in the order of `Keys::calls` and of the handles and maxima
+/// built from them.
+const CALL_KINDS: [&str; 3] = ["successful", "failed", "ignored"];
+/// The `kind` of each window gauge, in the order of `Keys::buffered` and `Keys::slow`.
+const WINDOW_KINDS: [&str; 2] = ["successful", "failed"];
+
+/// A breaker's series: its name, labels and the registry's tags, sorted by label name.
+pub(super) struct Keys {
+    pub(super) states: [Key; 6],
+    pub(super) calls: [Key; 3],
+    pub(super) max: [Key; 3],
+    pub(super) not_permitted: Key,
+    pub(super) not_permitted_1x: Key,
+    pub(super) failure_rate: Key,
+    pub(super) slow_call_rate: Key,
+    pub(super) buffered: [Key; 2],
+    pub(super) slow: [Key; 2],
+}
+
+impl Keys {
+    /// The keys of the breaker shown as `name`, each with the registry's `tags`.
+    pub(super) fn new(name: &str, tags: &[Label]) -> Keys {
+        let name = shared(name);
+        let key = |metric: &'static str, own: &[(&'static str, &'static str)]| {
+            let mut labels: Vec<Label> = own
+                .iter()
+                .map(|&(label, value)| Label::new(label, value))
+                .chain([Label::new("name", name.clone())])
+                .chain(tags.iter().cloned())
+                .collect();
+            labels.sort_by(|a, b| a.key().cmp(b.key()));
+            Key::from_parts(KeyName::from_const_str(metric), labels)
+        };
+        let kind = |metric, kind| key(metric, &[("kind", kind)]);
+        Keys {
+            states: State::ALL.map(|state| key(STATE, &[("state", state.as_tag())])),
+            calls: CALL_KINDS.map(|k| kind(CALLS, k)),
+            max: CALL_KINDS.map(|k| kind(CALLS_MAX, k)),
+            not_permitted: kind(NOT_PERMITTED_CALLS, "not_permitted"),
+            not_permitted_1x: kind(NOT_PERMITTED_CALLS_1X, "not_permitted"),
+            failure_rate: key(FAILURE_RATE, &[]),
+            slow_call_rate: key(SLOW_CALL_RATE, &[]),
+            buffered: WINDOW_KINDS.map(|k| kind(BUFFERED_CALLS, k)),
+            slow: WINDOW_KINDS.map(|k| kind(SLOW_CALLS, k)),
+        }
+    }
+}
+
+/// A label value shared by every series that carries it (a reference count, not a copy).
+pub(super) fn shared(text: &str) -> SharedString {
+    SharedString::from(Arc::<str>::from(text))
+}
+
+/// Gives `recorder` each metric's unit and description.
+pub(super) fn describe_to(recorder: &dyn Recorder) {
+    let name = KeyName::from_const_str;
+    let text = SharedString::const_str;
+    recorder.describe_gauge(name(STATE), None, text("The states of the circuit breaker"));
+    recorder.describe_histogram(
+        name(CALLS),
+        Some(Unit::Seconds),
+        text("Calls recorded by the circuit breaker: successful, failed, or failed with an ignored error"),
+    );
+    recorder.describe_gauge(
+        name(CALLS_MAX),
+        Some(Unit::Seconds),
+        text("The longest call recorded by the circuit breaker in the last 2 to 3 minutes"),
+    );
+    recorder.describe_counter(
+        name(NOT_PERMITTED_CALLS),
+        None,
+        text("Total number of not permitted calls"),
+    );
+    recorder.describe_counter(
+        name(NOT_PERMITTED_CALLS_1X),
+        None,
+        text("Total number of not permitted calls (Resilience4j 1.x name)"),
+    );
+    recorder.describe_gauge(
+        name(FAILURE_RATE),
+        None,
+        text("The failure rate of the circuit breaker"),
+    );
+    recorder.describe_gauge(
+        name(SLOW_CALL_RATE),
+        None,
+        text("The slow call rate of the circuit breaker"),
+    );
+    recorder.describe_gauge(
+        name(BUFFERED_CALLS),
+        None,
+        text("The number of buffered calls stored in the sliding window"),
+    );
+    recorder.describe_gauge(
+        name(SLOW_CALLS),
+        None,
+        text("The number of slow calls which were slower than the slow call duration threshold"),
+    );
+}
