@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::breaker::metrics::Metrics;
 use crate::breaker::shared::{Env, Identity, Shared};
-use crate::call::permit::Permit;
+use crate::call::permit::{OwnedPermit, Permit};
 use crate::config::Config;
 use crate::error::{CallNotPermitted, IllegalTransition};
 use crate::event::listeners::Subscription;
@@ -140,6 +140,15 @@ impl CircuitBreaker {
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, CallNotPermitted> {
         self.shared.acquire()
+    }
+
+    /// [`try_acquire`](CircuitBreaker::try_acquire), for a permit that holds its own handle on
+    /// the breaker (a reference count; no allocation): an [`OwnedPermit`] is `'static` and
+    /// `Send`, for a call future that outlives the borrow of the breaker, such as a
+    /// `tower::Service`'s response future.
+    #[inline]
+    pub fn try_acquire_owned(&self) -> Result<OwnedPermit, CallNotPermitted> {
+        self.shared.acquire_owned()
     }
 
     /// Moves the breaker to `to` by hand. Illegal transitions (CLOSED -> HALF_OPEN,

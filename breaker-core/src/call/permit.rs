@@ -1,22 +1,22 @@
 //! Permission to make one call, as a value, and the one way every call path gets it.
 //!
 //! A permit is a [`Grant`] (the state that granted it, and when) beside its breaker. The
-//! borrowed [`Permit`] holds `&Shared`; the owned form (feature `tower`, for futures that must
-//! be `'static`) holds the breaker's `Arc`. Both complete, give back and record a panic through
-//! the one `Grant`, and both come from the one [`Shared::acquire`].
+//! borrowed [`Permit`] holds `&Shared`; the [`OwnedPermit`], for futures that must be
+//! `'static`, holds the breaker's `Arc`. The owned one completes through a borrowed one, so
+//! both complete, give back and record a panic the same way, and both come from the one
+//! [`Shared::acquire`].
 
 use std::any::Any;
 use std::fmt;
 use std::panic::resume_unwind;
-#[cfg(feature = "tower")]
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::breaker::shared::Shared;
-use crate::classify::Outcome;
-#[cfg(feature = "tower")]
+use crate::call::timeout::CallTimeout;
+use crate::classify::{Classify, Outcome};
 use crate::config::Config;
-use crate::error::CallNotPermitted;
+use crate::error::{CallNotPermitted, CallTimedOut};
 use crate::time::timestamp::{duration_nanos, Timestamp};
 
 impl Shared {
@@ -41,7 +41,6 @@ impl Shared {
     /// [`acquire`](Shared::acquire), for a permit that owns a handle on its breaker: the same
     /// step, then the breaker's `Arc` is cloned into the permit (a reference count, no
     /// allocation).
-    #[cfg(feature = "tower")]
     #[inline(always)]
     pub(crate) fn acquire_owned(self: &Arc<Shared>) -> Result<OwnedPermit, CallNotPermitted> {
         let grant = self.acquire()?.into_grant();
@@ -156,6 +155,39 @@ impl<'a> Permit<'a> {
         self.finish(Outcome::Ignored);
     }
 
+    /// Records the call's `result` as every call path classifies it: `classify`'s outcome,
+    /// with the breaker's configured `record-exceptions` and `ignore-exceptions` on top (see
+    /// [`ConfiguredClassifier`](crate::ConfiguredClassifier)), taking the time since the
+    /// permit was granted.
+    #[inline]
+    pub fn finish_with<T, E, C>(self, classify: &C, result: &Result<T, E>)
+    where
+        E: 'static,
+        C: Classify<T, E> + ?Sized,
+    {
+        let outcome = self.breaker.config.classify(classify, result);
+        self.finish(outcome);
+    }
+
+    /// The call ran into its [`CallTimeout`]: records a failure that took at least `limit`
+    /// (the time since the permit was granted, if longer), and returns the error to answer the
+    /// caller with. The caller stops polling the call and drops it.
+    #[cold]
+    pub fn timed_out(self, limit: Duration) -> CallTimedOut {
+        let name = self.breaker.shared_name();
+        let elapsed = self.elapsed().max(limit);
+        self.record(Outcome::Failure, elapsed);
+        CallTimedOut::new(name, limit)
+    }
+
+    /// The breaker's `timeout-duration` for this call, started now: `None` if the breaker has
+    /// none, or if the call runs where it cannot be enforced (outside a Tokio runtime, or on
+    /// one without its time driver: the breaker warns once). See [`CallTimeout`].
+    #[inline]
+    pub fn start_timeout(&self) -> Option<CallTimeout> {
+        CallTimeout::start(self.breaker)
+    }
+
     /// Gives the permit back without recording anything (what dropping it does).
     pub fn release(self) {}
 
@@ -183,55 +215,121 @@ impl fmt::Debug for Permit<'_> {
     }
 }
 
-/// A [`Permit`] that holds its breaker by `Arc` rather than by reference, for a call future
-/// that must be `'static` (a `tower::Service`'s). The same grant, completed and given back the
-/// same way; `grant` is `None` once completed, so that dropping it then gives nothing back.
-#[cfg(feature = "tower")]
-pub(crate) struct OwnedPermit {
+/// Permission to make one call, holding its breaker by `Arc` rather than by reference: for a
+/// call future that must be `'static` and `Send`, such as a `tower::Service`'s response
+/// future. Granted by [`CircuitBreaker::try_acquire_owned`].
+///
+/// The same permit as a [`Permit`], completed and given back the same way: complete it with
+/// the call's outcome ([`finish_with`](OwnedPermit::finish_with) to classify a result as the
+/// breaker's own calls do, [`success`](OwnedPermit::success), [`failure`](OwnedPermit::failure),
+/// [`ignore`](OwnedPermit::ignore), [`record`](OwnedPermit::record) with a measured duration,
+/// or [`timed_out`](OwnedPermit::timed_out)). Dropped without an outcome (a cancelled call),
+/// it gives the permit back and records nothing, so a future dropped mid-flight never keeps a
+/// half-open trial permit. Taking one costs what [`CircuitBreaker::try_acquire`] does, plus a
+/// reference count; it allocates nothing.
+///
+/// A call future holds its permit and drops it last, after everything the call owns: a trial
+/// permit given back earlier could let another trial start while this one's clean-up still
+/// runs.
+///
+/// [`CircuitBreaker::try_acquire_owned`]: crate::CircuitBreaker::try_acquire_owned
+/// [`CircuitBreaker::try_acquire`]: crate::CircuitBreaker::try_acquire
+#[must_use = "a permit that is dropped at once records nothing; complete it with the call's outcome"]
+pub struct OwnedPermit {
     breaker: Arc<Shared>,
+    // `Some` until a method that takes the permit by value completes it (so that dropping it
+    // then gives nothing back).
     grant: Option<Grant>,
 }
 
-#[cfg(feature = "tower")]
 impl OwnedPermit {
-    /// The configuration of the breaker that granted the permit (its error kinds).
-    pub(crate) fn config(&self) -> &Config {
+    /// The permit as a borrowed [`Permit`], which completes it; `None` once completed.
+    #[inline(always)]
+    fn take(&mut self) -> Option<Permit<'_>> {
+        let grant = self.grant.take()?;
+        Some(Permit {
+            breaker: &self.breaker,
+            grant,
+        })
+    }
+
+    /// The name of the breaker that granted the permit.
+    pub fn breaker_name(&self) -> &str {
+        self.breaker.name()
+    }
+
+    /// The configuration of the breaker that granted the permit.
+    pub fn config(&self) -> &Config {
         &self.breaker.config
     }
 
-    /// The breaker that granted the permit.
-    pub(crate) fn breaker(&self) -> &Shared {
-        &self.breaker
+    /// Records the call's outcome with a duration measured by the caller.
+    pub fn record(mut self, outcome: Outcome, elapsed: Duration) {
+        if let Some(permit) = self.take() {
+            permit.record(outcome, elapsed);
+        }
     }
 
-    /// Records the outcome of a call that took the time since the permit was granted.
+    /// Records the outcome of a call that took the time since the permit was granted (one
+    /// clock read).
     #[inline]
-    pub(crate) fn finish(mut self, outcome: Outcome) {
-        if let Some(grant) = self.grant.take() {
-            grant.finish(&self.breaker, outcome);
+    pub fn finish(mut self, outcome: Outcome) {
+        if let Some(permit) = self.take() {
+            permit.finish(outcome);
         }
     }
 
-    /// The call ran into `timeout-duration`: a failure that took at least `limit`.
-    #[cold]
-    pub(crate) fn timed_out(mut self, limit: Duration) {
-        if let Some(grant) = self.grant.take() {
-            let elapsed = grant.elapsed(&self.breaker).max(limit);
-            grant.record(&self.breaker, Outcome::Failure, elapsed);
+    /// Records the call's `result` as every call path classifies it; see
+    /// [`Permit::finish_with`].
+    #[inline]
+    pub fn finish_with<T, E, C>(mut self, classify: &C, result: &Result<T, E>)
+    where
+        E: 'static,
+        C: Classify<T, E> + ?Sized,
+    {
+        if let Some(permit) = self.take() {
+            permit.finish_with(classify, result);
         }
     }
 
-    /// The call panicked: records a failure, then lets the panic go on.
+    /// Records a success that took the time since the permit was granted.
+    pub fn success(self) {
+        self.finish(Outcome::Success);
+    }
+
+    /// Records a failure that took the time since the permit was granted.
+    pub fn failure(self) {
+        self.finish(Outcome::Failure);
+    }
+
+    /// Records an ignored error: neither success nor failure.
+    pub fn ignore(self) {
+        self.finish(Outcome::Ignored);
+    }
+
+    /// The call ran into its [`CallTimeout`]: records a failure that took at least `limit`
+    /// and returns the error to answer the caller with; see [`Permit::timed_out`].
     #[cold]
-    pub(crate) fn panicked(mut self, payload: Box<dyn Any + Send>) -> ! {
+    pub fn timed_out(mut self, limit: Duration) -> CallTimedOut {
+        let breaker = &self.breaker;
         match self.grant.take() {
-            Some(grant) => grant.panicked(&self.breaker, payload),
-            None => resume_unwind(payload),
+            Some(grant) => Permit { breaker, grant }.timed_out(limit),
+            // Not reached: the grant is there until a method that takes `self` completes it.
+            None => CallTimedOut::new(breaker.shared_name(), limit),
         }
     }
+
+    /// The breaker's `timeout-duration` for this call, started now; see
+    /// [`Permit::start_timeout`].
+    #[inline]
+    pub fn start_timeout(&self) -> Option<CallTimeout> {
+        CallTimeout::start(&self.breaker)
+    }
+
+    /// Gives the permit back without recording anything (what dropping it does).
+    pub fn release(self) {}
 }
 
-#[cfg(feature = "tower")]
 impl Drop for OwnedPermit {
     fn drop(&mut self) {
         if let Some(grant) = self.grant.take() {
@@ -240,7 +338,6 @@ impl Drop for OwnedPermit {
     }
 }
 
-#[cfg(feature = "tower")]
 impl fmt::Debug for OwnedPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedPermit")
