@@ -74,7 +74,7 @@ where
         let mut this = self.project();
         match this.stage {
             Stage::Running(_) => {}
-            Stage::Start => match this.breaker.shared.acquire() {
+            Stage::Start => match this.breaker.try_acquire() {
                 Ok(permit) => {
                     if let Some(timer) = permit.start_timeout() {
                         this.timer.set(Some(timer));

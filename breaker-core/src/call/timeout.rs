@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use pin_project_lite::pin_project;
 
-use crate::breaker::shared::Shared;
+use crate::breaker::core::BreakerCore;
 use crate::breaker::warned::Warning;
 use crate::log_safe::LogSafe;
 
@@ -47,18 +47,18 @@ impl CallTimeout {
     /// Elsewhere the call runs without a timeout, and the breaker says so once (not once per
     /// call).
     #[inline]
-    pub(crate) fn start(breaker: &Shared) -> Option<CallTimeout> {
-        let limit = breaker.config.timeout_duration()?;
+    pub(crate) fn start(breaker: &BreakerCore) -> Option<CallTimeout> {
+        let limit = breaker.config().timeout_duration()?;
         CallTimeout::start_sleep(breaker, limit)
     }
 
     #[cold]
-    fn start_sleep(breaker: &Shared, limit: Duration) -> Option<CallTimeout> {
-        if breaker.warned.has(Warning::TimeoutWithoutTimeDriver) {
+    fn start_sleep(breaker: &BreakerCore, limit: Duration) -> Option<CallTimeout> {
+        if breaker.warned().has(Warning::TimeoutWithoutTimeDriver) {
             return None;
         }
         if tokio::runtime::Handle::try_current().is_err() {
-            if breaker.warned.first(Warning::TimeoutWithoutRuntime) {
+            if breaker.warned().first(Warning::TimeoutWithoutRuntime) {
                 tracing::warn!(
                     breaker = %LogSafe(breaker.name()),
                     "timeout-duration is set but an async call runs outside a Tokio runtime: it \
@@ -75,7 +75,7 @@ impl CallTimeout {
                 limit,
             }),
             Err(_) => {
-                if breaker.warned.first(Warning::TimeoutWithoutTimeDriver) {
+                if breaker.warned().first(Warning::TimeoutWithoutTimeDriver) {
                     tracing::warn!(
                         breaker = %LogSafe(breaker.name()),
                         "timeout-duration is set but the Tokio runtime has no time driver \

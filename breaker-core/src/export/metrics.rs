@@ -107,8 +107,8 @@ use metrics::{
 use once_cell::sync::Lazy;
 use papaya::{Compute, Operation};
 
+use crate::breaker::core::{BreakerCore, Env};
 use crate::breaker::metrics::Metrics;
-use crate::breaker::shared::{Env, Shared};
 use crate::breaker::CircuitBreaker;
 use crate::event::{Event, EventKind};
 use crate::export::decaying_max::{self, DecayingMax};
@@ -186,7 +186,7 @@ struct Entry {
 struct Live {
     /// Weak: the registry's listener holds the export, so a strong handle here would keep the
     /// breakers, and through them the registry's scheduler, alive for ever.
-    breaker: Weak<Shared>,
+    breaker: Weak<BreakerCore>,
     /// The keys of the call timers, which every refresh registers again. (The other keys are
     /// built again for the rarer registration of every handle: a breaker's keys take a few
     /// kilobytes, and a registry may hold many breakers.)
@@ -489,7 +489,7 @@ impl Exporter {
                     (is_noop(recorder), Handles::register(recorder, &keys))
                 });
                 let live = Arc::new(Live {
-                    breaker: Arc::downgrade(&breaker.shared),
+                    breaker: Arc::downgrade(&breaker.core),
                     calls: keys.calls,
                     unregistered: AtomicBool::new(noop),
                     writing: AtomicBool::new(false),
@@ -763,12 +763,10 @@ impl Entry {
 
 impl Live {
     fn is(&self, breaker: &CircuitBreaker) -> bool {
-        std::ptr::eq(self.breaker.as_ptr(), Arc::as_ptr(&breaker.shared))
+        std::ptr::eq(self.breaker.as_ptr(), Arc::as_ptr(&breaker.core))
     }
 
     fn breaker(&self) -> Option<CircuitBreaker> {
-        self.breaker
-            .upgrade()
-            .map(|shared| CircuitBreaker { shared })
+        self.breaker.upgrade().map(|core| CircuitBreaker { core })
     }
 }
