@@ -90,6 +90,7 @@ impl Audience {
     }
 
     /// Whether the breaker was removed from its registry.
+    #[inline]
     pub(crate) fn is_detached(&self) -> bool {
         self.detached.load(Ordering::Relaxed)
     }

@@ -6,9 +6,10 @@
 //!
 //! - `head` hands each call a ring position with one `fetch_add`.
 //! - Each slot holds an outcome stamped with the *epoch* (the low bits of the [`StateId`] of
-//!   the CLOSED state it was recorded in). A slot stamped with another epoch is empty, so entering CLOSED empties the
-//!   window in O(1) by changing the epoch, and a late call from an earlier CLOSED can never
-//!   overwrite a later one's outcome (its compare-exchange finds the newer stamp and gives up).
+//!   the CLOSED state it was recorded in). A slot stamped with another epoch is empty, so
+//!   entering CLOSED empties the window in O(1) by changing the epoch, and a late call from an
+//!   earlier CLOSED can never overwrite a later one's outcome (its compare-exchange finds the
+//!   newer stamp and gives up).
 //! - `counts` packs the totals and the low bits of the epoch in one word, changed by
 //!   compare-exchange only by a call whose slot changed, by exactly the difference between the
 //!   outcome it wrote and the one it evicted. So once every call in flight has finished, the

@@ -1,9 +1,10 @@
 //! The call paths that take no lock: a permit in a state that permits every call, a rejection
 //! while OPEN, and a CLOSED call recorded in the lock-free window.
 //!
-//! Each reads the [`StateTag`](crate::breaker::tag::StateTag) once and falls back to the locked state machine
-//! (`machine.rs`) for everything else. These are the protected call's whole cost in the common
-//! cases, so they are `#[inline(always)]` where the bench asked for it.
+//! Each reads the [`StateTag`](crate::breaker::tag::StateTag) once and falls back to the
+//! locked state machine (`core/machine.rs`) for everything else. These are the protected
+//! call's whole cost in the common cases, so they are `#[inline(always)]` where the bench asked
+//! for it.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -63,7 +63,10 @@ impl BreakerCore {
             }
         });
         match granted {
-            Ok(state) => Ok(Grant { state, start: now }),
+            Ok(granted_by) => Ok(Grant {
+                state: granted_by,
+                start: now,
+            }),
             Err(state) => {
                 let remaining = self.view.retry_after.load(Ordering::Acquire);
                 Err(self.not_permitted_error(state, remaining.saturating_sub(now.unix_nanos())))
