@@ -1,8 +1,8 @@
 //! The circuit breaker: Resilience4j's state machine, with permits as values.
 //!
-//! [`CircuitBreaker`] is the public handle. Behind it, [`BreakerCore`](core::BreakerCore)
-//! holds one breaker's state and the one path every call takes (`core.rs`): the lock-free call
-//! paths (`core/lock_free.rs`) read its [`StateTag`](tag::StateTag) and fall back to the state
+//! [`CircuitBreaker`] is the public handle. Behind it, [`BreakerCore`] holds one breaker's
+//! state and the one path every call takes (`core.rs`): the lock-free call paths
+//! (`core/lock_free.rs`) read its [`StateTag`](tag::StateTag) and fall back to the state
 //! machine under its lock (`core/machine.rs`), which publishes what happened to its
 //! [`Audience`](publish::Audience) once the lock is released (`publish.rs`).
 
