@@ -4,7 +4,10 @@
 //! - [`CircuitBreaker`]: the six states (CLOSED, OPEN, HALF_OPEN, DISABLED, FORCED_OPEN,
 //!   METRICS_ONLY) with Resilience4j 2.x's transitions, windows and per-state metrics.
 //! - [`Permit`]: permission to make one call, as a value; dropped without an outcome, it is
-//!   given back, so a cancelled future never keeps a half-open trial permit.
+//!   given back, so a cancelled future never keeps a half-open trial permit. [`OwnedPermit`]
+//!   holds its breaker by `Arc`, for `'static` futures, and [`CallTimeout`] applies the
+//!   breaker's `timeout-duration`: what an adapter (a tower layer, a client middleware) builds
+//!   its own call future from.
 //! - [`Config`]: every key of Spring's `resilience4j.circuitbreaker.*`, Resilience4j's defaults,
 //!   validated when built.
 //! - [`Registry`]: named breakers, shared configs and per-instance overrides, keyed breakers,
@@ -76,7 +79,8 @@ mod window;
 
 pub use crate::breaker::metrics::Metrics;
 pub use crate::breaker::CircuitBreaker;
-pub use crate::call::permit::Permit;
+pub use crate::call::permit::{OwnedPermit, Permit};
+pub use crate::call::timeout::CallTimeout;
 pub use crate::classify::{
     Always, Classifier, Classify, ConfiguredClassifier, ErrorKind, Never, Outcome, Predicate,
 };

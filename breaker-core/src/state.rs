@@ -1,4 +1,5 @@
-//! The six states and which transitions between them are legal.
+//! The six states, which transitions between them are legal, and the identity of one state
+//! object ([`StateId`]).
 
 use std::fmt;
 
@@ -98,6 +99,39 @@ impl State {
             5 => State::MetricsOnly,
             _ => panic!("a state code is only ever made by State::code"),
         }
+    }
+}
+
+/// The identity of one state object of one breaker.
+///
+/// Every transition builds a new state object with the next id (as Resilience4j builds a new
+/// state object), so an id names one state object exactly: the breaker's tag, a timer, a permit
+/// and the lock-free CLOSED window each carry the id of the state they belong to, and can tell
+/// whether that state is still the current one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StateId(u64);
+
+impl StateId {
+    /// A breaker's first state object.
+    pub(crate) const FIRST: StateId = StateId(0);
+
+    /// The id of the state object built after this one.
+    #[inline]
+    pub(crate) fn next(self) -> StateId {
+        StateId(self.0 + 1)
+    }
+
+    /// The id as a number, for a place that packs or stores it as one (the tag's word, the
+    /// timer queue, the CLOSED window's slot stamps).
+    #[inline]
+    pub(crate) const fn get(self) -> u64 {
+        self.0
+    }
+
+    /// The id that [`get`](StateId::get) gave as `id`.
+    #[inline]
+    pub(crate) const fn from_raw(id: u64) -> StateId {
+        StateId(id)
     }
 }
 

@@ -212,3 +212,131 @@ fn a_permit_from_another_state_never_raises_the_half_open_cap() {
     let again: Vec<_> = (0..3).filter_map(|_| b.try_acquire().ok()).collect();
     assert_eq!(again.len(), 2);
 }
+
+/// An owned permit is `'static` and `Send` (it holds the breaker's handle): it can move into a
+/// spawned task and outlive every other handle on the breaker.
+#[test]
+fn an_owned_permit_is_static_and_send_and_outlives_the_handle() {
+    fn static_send<T: Send + 'static>(_: &T) {}
+    let (_clock, _registry, breaker) = half_open_breaker(1);
+    let permit = breaker.try_acquire_owned().unwrap();
+    static_send(&permit);
+    assert_eq!(permit.breaker_name(), "b");
+    assert_eq!(
+        permit
+            .config()
+            .permitted_number_of_calls_in_half_open_state(),
+        1
+    );
+    assert!(
+        breaker.try_acquire_owned().is_err(),
+        "the one trial is taken"
+    );
+    let observer = breaker.clone();
+    drop(breaker);
+    std::thread::spawn(move || permit.success()).join().unwrap();
+    assert_eq!(
+        observer.state(),
+        State::Closed,
+        "the one successful trial closes it"
+    );
+}
+
+/// Dropped or released without an outcome, an owned permit gives its HALF_OPEN trial back and
+/// records nothing, as a borrowed one does.
+#[test]
+fn an_owned_permit_dropped_without_an_outcome_gives_its_trial_back() {
+    let (_clock, _registry, breaker) = half_open_breaker(1);
+    drop(breaker.try_acquire_owned().unwrap());
+    breaker.try_acquire_owned().unwrap().release();
+    let permit = breaker.try_acquire_owned().unwrap();
+    assert!(breaker.try_acquire().is_err());
+    permit.ignore();
+    assert_eq!(breaker.metrics().buffered_calls, 0);
+    assert!(
+        breaker.try_acquire_owned().is_ok(),
+        "an ignored call gives its trial back too"
+    );
+}
+
+/// `finish_with` classifies a result as the breaker's own calls do: the code's classification
+/// with the configured `ignore-exceptions` on top.
+#[test]
+fn finish_with_applies_the_configured_error_kinds() {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .instance(
+            "b",
+            Config::builder()
+                .ignore_exceptions([breaker_core::ErrorKind::of_type::<std::fmt::Error>("fmt")])
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let b = registry.breaker("b");
+    let every_error = breaker_core::Classifier::new();
+    b.try_acquire_owned()
+        .unwrap()
+        .finish_with(&every_error, &Err::<(), _>(std::fmt::Error));
+    b.try_acquire()
+        .unwrap()
+        .finish_with(&every_error, &Err::<(), _>(std::fmt::Error));
+    assert_eq!(
+        b.metrics().buffered_calls,
+        0,
+        "ignored by the configured kind"
+    );
+    b.try_acquire_owned()
+        .unwrap()
+        .finish_with(&every_error, &Err::<(), _>("refused"));
+    b.try_acquire()
+        .unwrap()
+        .finish_with(&every_error, &Ok::<_, &str>(()));
+    let m = b.metrics();
+    assert_eq!((m.buffered_calls, m.failed_calls), (2, 1));
+}
+
+/// A timeout from a permit: none without `timeout-duration` or outside a runtime; on a
+/// runtime with time, it fires after the limit, and `timed_out` records a failure that took at
+/// least the limit and names the breaker.
+#[tokio::test(start_paused = true)]
+async fn a_permit_starts_the_configured_timeout_and_records_it() {
+    let untimed = Registry::builder()
+        .clock(ManualClock::new())
+        .build()
+        .breaker("untimed");
+    assert!(untimed
+        .try_acquire_owned()
+        .unwrap()
+        .start_timeout()
+        .is_none());
+
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .instance(
+            "b",
+            Config::builder()
+                .timeout_duration(Some(Duration::from_millis(300)))
+                .slow_call_duration_threshold(Duration::from_millis(250))
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let b = registry.breaker("b");
+    let permit = b.try_acquire_owned().unwrap();
+    let timer = permit.start_timeout().expect("a Tokio runtime with time");
+    assert_eq!(timer.limit(), Duration::from_millis(300));
+    let mut timer = pin!(timer);
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(timer.as_mut().poll_expired(&mut cx).is_pending());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let limit = std::future::poll_fn(|cx| timer.as_mut().poll_expired(cx)).await;
+    assert_eq!(limit, Duration::from_millis(300));
+    // The breaker's clock did not move: the failure still took the limit, and so was slow.
+    let timed_out = permit.timed_out(limit);
+    assert_eq!(timed_out.breaker_name(), "b");
+    assert_eq!(timed_out.timeout(), limit);
+    let m = b.metrics();
+    assert_eq!((m.failed_calls, m.slow_failed_calls), (1, 1));
+}

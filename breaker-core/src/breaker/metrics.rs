@@ -4,6 +4,7 @@ use std::sync::atomic::Ordering;
 
 use crate::state::State;
 use crate::sync::AtomicU64;
+use crate::window::totals::Totals;
 
 /// A point-in-time view of a breaker's metrics: those of its current state, as Resilience4j's
 /// `getMetrics()` reports them.
@@ -31,6 +32,27 @@ pub struct Metrics {
     /// Calls rejected since this state's metrics began (OPEN continues the count of the state
     /// it came from).
     pub not_permitted_calls: u64,
+}
+
+/// The public snapshot of a state's window totals and rates.
+pub(crate) fn metrics_of(
+    state: State,
+    totals: &Totals,
+    (failure_rate, slow_call_rate): (Option<f32>, Option<f32>),
+    not_permitted: u64,
+) -> Metrics {
+    Metrics {
+        state,
+        failure_rate,
+        slow_call_rate,
+        buffered_calls: totals.calls,
+        failed_calls: totals.failed,
+        successful_calls: totals.calls - totals.failed,
+        slow_calls: totals.slow,
+        slow_successful_calls: totals.slow - totals.slow_failed,
+        slow_failed_calls: totals.slow_failed,
+        not_permitted_calls: not_permitted,
+    }
 }
 
 /// OPEN's metrics in atomics: written under the lock, read by the lock-free rejection path.

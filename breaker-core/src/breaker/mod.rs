@@ -1,17 +1,17 @@
 //! The circuit breaker: Resilience4j's state machine, with permits as values.
 //!
-//! [`CircuitBreaker`] is the public handle. Behind it, [`Shared`](shared::Shared) holds one
-//! breaker's state: the lock-free call paths (`lock_free.rs`) read its [`StateTag`](tag::StateTag)
-//! and fall back to the state machine under its lock (`machine.rs`), which publishes what
-//! happened once the lock is released (`publish.rs`).
+//! [`CircuitBreaker`] is the public handle. Behind it, [`BreakerCore`] holds one breaker's
+//! state and the one path every call takes (`core.rs`): the lock-free call paths
+//! (`core/lock_free.rs`) read its [`StateTag`](tag::StateTag) and fall back to the state
+//! machine under its lock (`core/machine.rs`), which publishes what happened to its
+//! [`Audience`](publish::Audience) once the lock is released (`publish.rs`).
 
 use std::fmt;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::breaker::core::{BreakerCore, Env, Identity};
 use crate::breaker::metrics::Metrics;
-use crate::breaker::shared::{Env, Identity, Shared};
-use crate::call::permit::Permit;
+use crate::call::permit::{OwnedPermit, Permit};
 use crate::config::Config;
 use crate::error::{CallNotPermitted, IllegalTransition};
 use crate::event::listeners::Subscription;
@@ -19,12 +19,10 @@ use crate::event::Event;
 use crate::state::State;
 use crate::time::clock::Clock;
 
-mod lock_free;
-mod machine;
+pub(crate) mod core;
 pub(crate) mod metrics;
 mod publish;
 mod reject_log;
-pub(crate) mod shared;
 pub(crate) mod tag;
 pub(crate) mod warned;
 
@@ -45,7 +43,7 @@ pub(crate) mod warned;
 ///   calls that started in CLOSED finish during HALF_OPEN.
 #[derive(Clone)]
 pub struct CircuitBreaker {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) core: Arc<BreakerCore>,
 }
 
 impl CircuitBreaker {
@@ -67,7 +65,7 @@ impl CircuitBreaker {
         env: Arc<Env>,
     ) -> CircuitBreaker {
         CircuitBreaker {
-            shared: Shared::new(identity, config, env),
+            core: BreakerCore::new(identity, config, env),
         }
     }
 
@@ -85,35 +83,36 @@ impl CircuitBreaker {
     /// different breakers (plain or keyed) never share a display name. A per-key
     /// configuration entry is named by this form (`instances."tenantProducts[acme]"`).
     pub fn name(&self) -> &str {
-        self.shared.name.as_str()
+        self.core.name()
     }
 
     /// The name the breaker is configured by, as given: the plain breaker's name, or for a
     /// keyed breaker the name of its group (`tenantProducts` for `tenantProducts[42]`).
     pub fn config_name(&self) -> &str {
-        self.shared.config_name.as_str()
+        self.core.config_name()
     }
 
     /// The key's text, for a keyed breaker; `None` for a plain one.
     pub fn key(&self) -> Option<&str> {
-        self.shared.key.as_deref()
+        self.core.key()
     }
 
     /// Whether the breaker is still in the registry that made it: false once it is removed,
     /// replaced or evicted (it goes on working for whoever holds it, on its own). A breaker
     /// made with [`CircuitBreaker::new`] belongs to no registry and is never detached.
     pub fn is_detached(&self) -> bool {
-        self.shared.detached.load(Ordering::Relaxed)
+        self.core.is_detached()
     }
 
     /// The breaker's configuration.
+    #[inline]
     pub fn config(&self) -> &Config {
-        &self.shared.config
+        self.core.config()
     }
 
     /// The clock the breaker reads.
     pub fn clock(&self) -> &Clock {
-        &self.shared.clock
+        self.core.clock()
     }
 
     /// The current state. Reading it never moves the breaker: an OPEN breaker whose wait is
@@ -121,14 +120,12 @@ impl CircuitBreaker {
     /// transition enabled).
     #[inline]
     pub fn state(&self) -> State {
-        self.shared.tag.load().state()
+        self.core.state()
     }
 
     /// The metrics of the current state.
     pub fn metrics(&self) -> Metrics {
-        let now = self.shared.clock.now();
-        let mut m = self.shared.lock();
-        m.snapshot(now, self.shared.not_permitted.load(Ordering::Relaxed))
+        self.core.metrics()
     }
 
     /// Asks for permission to make one call.
@@ -137,9 +134,18 @@ impl CircuitBreaker {
     /// past the end of its wait; the first request after that moves it to HALF_OPEN and is the
     /// first trial. HALF_OPEN permits up to `permitted-number-of-calls-in-half-open-state`
     /// calls. FORCED_OPEN rejects. A rejection is counted and published; it never blocks.
-    #[inline]
+    #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit<'_>, CallNotPermitted> {
-        self.shared.acquire()
+        Permit::acquire(&self.core)
+    }
+
+    /// [`try_acquire`](CircuitBreaker::try_acquire), for a permit that holds its own handle on
+    /// the breaker (a reference count; no allocation): an [`OwnedPermit`] is `'static` and
+    /// `Send`, for a call future that outlives the borrow of the breaker, such as a
+    /// `tower::Service`'s response future.
+    #[inline]
+    pub fn try_acquire_owned(&self) -> Result<OwnedPermit, CallNotPermitted> {
+        OwnedPermit::acquire(&self.core)
     }
 
     /// Moves the breaker to `to` by hand. Illegal transitions (CLOSED -> HALF_OPEN,
@@ -147,12 +153,12 @@ impl CircuitBreaker {
     /// transition to the current state builds a fresh state (a new window, a new wait) and
     /// publishes no event.
     pub fn transition_to(&self, to: State) -> Result<(), IllegalTransition> {
-        self.shared.transition(to)
+        self.core.transition(to)
     }
 
     /// Back to a fresh CLOSED state, from any state, cancelling every pending timer.
     pub fn reset(&self) {
-        self.shared.reset();
+        self.core.reset();
     }
 
     /// Calls `listener` for every event of this breaker until the [`Subscription`] is dropped.
@@ -160,7 +166,7 @@ impl CircuitBreaker {
     where
         F: Fn(&Event) + Send + Sync + 'static,
     {
-        self.shared.listeners.add(Arc::new(listener))
+        self.core.subscribe(Arc::new(listener))
     }
 
     /// Opens the breaker on another process's advisory hint, only if it is CLOSED and has no
@@ -172,12 +178,12 @@ impl CircuitBreaker {
     /// [`TransitionCause::Hint`](crate::TransitionCause::Hint), so it is never mistaken for
     /// local evidence.
     pub fn open_from_hint(&self) -> bool {
-        self.shared.open_from_hint()
+        self.core.open_from_hint()
     }
 
     /// Whether two handles are the same breaker.
     pub fn ptr_eq(&self, other: &CircuitBreaker) -> bool {
-        Arc::ptr_eq(&self.shared, &other.shared)
+        Arc::ptr_eq(&self.core, &other.core)
     }
 }
 
@@ -198,17 +204,11 @@ impl fmt::Debug for CircuitBreaker {
 
 #[cfg(loom)]
 impl CircuitBreaker {
-    /// For the loom models only (not built otherwise): the lock-free window's totals `[calls, failed, slow, slow failed]`
-    /// as packed, and as recounted from its slots, if the breaker is CLOSED on that window.
+    /// For the loom models only (not built otherwise): the lock-free window's totals `[calls,
+    /// failed, slow, slow failed]` as packed, and as recounted from its slots, if the breaker
+    /// is CLOSED on that window.
     #[doc(hidden)]
     pub fn model_window_totals(&self) -> Option<([u32; 4], [u32; 4])> {
-        let m = self.shared.lock();
-        let window = self.shared.fast.as_ref()?;
-        if m.phase != shared::Phase::Closed {
-            return None;
-        }
-        let flat = |t: crate::window::totals::Totals| [t.calls, t.failed, t.slow, t.slow_failed];
-        let packed = window.totals(m.id).map_or([u32::MAX; 4], flat);
-        Some((packed, flat(window.recount(m.id))))
+        self.core.model_window_totals()
     }
 }

@@ -79,7 +79,7 @@ mod tests {
         for _ in 0..10 {
             assert!(b.try_acquire().is_err());
         }
-        let log = &b.shared.rejections;
+        let log = b.core.reject_log();
         assert_eq!(log.pending.load(Ordering::Relaxed), 0);
         assert_eq!(log.last_line.load(Ordering::Relaxed), 0);
     }

@@ -2,14 +2,11 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::state::State;
+use crate::state::{State, StateId};
 use crate::sync::AtomicU64;
 
-/// A state object's id and its state, packed as `id << 3 | code`.
-///
-/// Every transition builds a new state object with a new id (as Resilience4j builds a new state
-/// object), so a tag names one state object exactly: a permit, a timer or a lock-free record
-/// that remembers a tag can tell whether its state is still the current one.
+/// A state object's [`StateId`] and its state, packed as `id << 3 | code`, so that one atomic
+/// load tells a lock-free path both which state object is current and what state it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct StateTag(u64);
 
@@ -22,14 +19,14 @@ const PERMITS_ALL: u64 = 1 << 0 | 1 << 3 | 1 << 5;
 impl StateTag {
     /// The tag of state object `id`, in `state`.
     #[inline]
-    pub(crate) fn new(id: u64, state: State) -> StateTag {
-        StateTag(id << CODE_BITS | state.code())
+    pub(crate) fn new(id: StateId, state: State) -> StateTag {
+        StateTag(id.get() << CODE_BITS | state.code())
     }
 
     /// The state object's id.
     #[inline]
-    pub(crate) fn id(self) -> u64 {
-        self.0 >> CODE_BITS
+    pub(crate) fn id(self) -> StateId {
+        StateId::from_raw(self.0 >> CODE_BITS)
     }
 
     /// The state.
@@ -79,7 +76,7 @@ mod tests {
     #[test]
     fn a_tag_keeps_its_id_and_state() {
         for state in State::ALL {
-            for id in [0, 1, 7, 1 << 40, u64::MAX >> CODE_BITS] {
+            for id in [0, 1, 7, 1 << 40, u64::MAX >> CODE_BITS].map(StateId::from_raw) {
                 let tag = StateTag::new(id, state);
                 assert_eq!((tag.id(), tag.state()), (id, state));
                 assert!(tag.is(state));

@@ -10,9 +10,9 @@ use pin_project_lite::pin_project;
 
 use crate::breaker::CircuitBreaker;
 use crate::call::permit::Permit;
-use crate::call::timeout::Timer;
-use crate::classify::{Classify, Outcome};
-use crate::error::{CallError, CallTimedOut};
+use crate::call::timeout::CallTimeout;
+use crate::classify::Classify;
+use crate::error::CallError;
 
 pin_project! {
     /// An async protected call.
@@ -31,7 +31,7 @@ pin_project! {
         fut: F,
         // Set once, on the first poll, if a timeout applies.
         #[pin]
-        timer: Option<Timer>,
+        timer: Option<CallTimeout>,
         stage: Stage<'a>,
         breaker: &'a CircuitBreaker,
         classify: &'a C,
@@ -74,18 +74,18 @@ where
         let mut this = self.project();
         match this.stage {
             Stage::Running(_) => {}
-            Stage::Start => {
-                match this.breaker.shared.acquire() {
-                    Ok(permit) => *this.stage = Stage::Running(permit),
-                    Err(rejected) => {
-                        *this.stage = Stage::Done;
-                        return Poll::Ready(Err(CallError::NotPermitted(rejected)));
+            Stage::Start => match this.breaker.try_acquire() {
+                Ok(permit) => {
+                    if let Some(timer) = permit.start_timeout() {
+                        this.timer.set(Some(timer));
                     }
+                    *this.stage = Stage::Running(permit);
                 }
-                if let Some(limit) = this.breaker.config().timeout_duration() {
-                    this.timer.set(Timer::start(&this.breaker.shared, limit));
+                Err(rejected) => {
+                    *this.stage = Stage::Done;
+                    return Poll::Ready(Err(CallError::NotPermitted(rejected)));
                 }
-            }
+            },
             Stage::Done => panic!("a breaker's call future was polled after it completed"),
         }
         let fut = this.fut;
@@ -99,7 +99,7 @@ where
         if let Poll::Ready(output) = polled {
             let result = (this.map)(output);
             if let Stage::Running(permit) = std::mem::replace(this.stage, Stage::Done) {
-                permit.finish(this.breaker.config().classify(*this.classify, &result));
+                permit.finish_with(*this.classify, &result);
             }
             return Poll::Ready(result.map_err(CallError::Failed));
         }
@@ -108,11 +108,8 @@ where
                 // The call is cancelled: `fut` is not polled again, and is dropped with this
                 // future. It counts as a failure that took at least the timeout.
                 if let Stage::Running(permit) = std::mem::replace(this.stage, Stage::Done) {
-                    let elapsed = permit.elapsed().max(limit);
-                    permit.record(Outcome::Failure, elapsed);
+                    return Poll::Ready(Err(CallError::TimedOut(permit.timed_out(limit))));
                 }
-                let name = this.breaker.shared.shared_name();
-                return Poll::Ready(Err(CallError::TimedOut(CallTimedOut::new(name, limit))));
             }
         }
         Poll::Pending

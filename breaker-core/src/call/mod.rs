@@ -1,8 +1,8 @@
 //! Protected calls: acquire, run, classify, record.
 //!
-//! Every path takes its permit from one place, [`Shared::acquire`](permit), and hands a panic
-//! of the protected code to one place, `Permit::panicked`: the sync calls here, the async
-//! [`Call`](future::Call) future (behind `call`, `call_with` and the attribute), and
+//! Every path takes its permit from one place, `BreakerCore::acquire` (through `Permit`), and
+//! hands a panic of the protected code to one place, `Permit::panicked`: the sync calls here,
+//! the async [`Call`](future::Call) future (behind `call`, `call_with` and the attribute), and
 //! [`CircuitBreaker::try_acquire`].
 
 use std::future::Future;
@@ -83,15 +83,15 @@ impl CircuitBreaker {
         C: Classify<T, E> + ?Sized,
         E: 'static,
     {
-        if self.shared.config.timeout_duration().is_some() {
+        if self.config().timeout_duration().is_some() {
             untimed_sync_call(self);
         }
-        let permit = self.shared.acquire()?;
+        let permit = self.try_acquire()?;
         let result = match catch_unwind(AssertUnwindSafe(f)) {
             Ok(result) => result,
             Err(panic) => permit.panicked(panic),
         };
-        permit.finish(self.shared.config.classify(classify, &result));
+        permit.finish(self.config().classify(classify, &result));
         result.map_err(CallError::Failed)
     }
 }
@@ -100,7 +100,7 @@ impl CircuitBreaker {
 /// once per breaker.
 #[cold]
 fn untimed_sync_call(breaker: &CircuitBreaker) {
-    if breaker.shared.warned.first(Warning::TimeoutOnSyncCall) {
+    if breaker.core.warned().first(Warning::TimeoutOnSyncCall) {
         tracing::warn!(
             breaker = %LogSafe(breaker.name()),
             "timeout-duration is set but applies to async calls only: a synchronous call cannot \

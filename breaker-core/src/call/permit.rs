@@ -1,90 +1,23 @@
-//! Permission to make one call, as a value, and the one way every call path gets it.
+//! Permission to make one call, as a value.
 //!
-//! A permit is a [`Grant`] (the state that granted it, and when) beside its breaker. The
-//! borrowed [`Permit`] holds `&Shared`; the owned form (feature `tower`, for futures that must
-//! be `'static`) holds the breaker's `Arc`. Both complete, give back and record a panic through
-//! the one `Grant`, and both come from the one [`Shared::acquire`].
+//! A permit is a [`Grant`] (the state that granted it, and when) beside its breaker, which
+//! gives the grant back on drop. The borrowed [`Permit`] holds `&BreakerCore`; the
+//! [`OwnedPermit`], for futures that must be `'static`, holds the breaker's `Arc`. The owned
+//! one completes through a borrowed one, and both take their grant from the one
+//! [`BreakerCore::acquire`] and hand it back to the breaker to complete, give back or record a
+//! panic.
 
 use std::any::Any;
 use std::fmt;
-use std::panic::resume_unwind;
-#[cfg(feature = "tower")]
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::breaker::shared::Shared;
-use crate::classify::Outcome;
-#[cfg(feature = "tower")]
+use crate::breaker::core::{BreakerCore, Grant};
+use crate::call::timeout::CallTimeout;
+use crate::classify::{Classify, Outcome};
 use crate::config::Config;
-use crate::error::CallNotPermitted;
-use crate::time::timestamp::{duration_nanos, Timestamp};
-
-impl Shared {
-    /// Asks for permission to make one call: the step every call path takes (`try_acquire`,
-    /// the sync call, the async call's first poll, the attribute).
-    ///
-    /// CLOSED, DISABLED and METRICS_ONLY permit without a lock; OPEN rejects without a lock
-    /// until its wait is over; everything else (HALF_OPEN's trials, FORCED_OPEN, OPEN at the
-    /// end of its wait) asks the state machine. Inlined into every caller: the two lock-free
-    /// cases are the protected call's whole cost in the common states.
-    #[inline(always)]
-    pub(crate) fn acquire(&self) -> Result<Permit<'_>, CallNotPermitted> {
-        if let Some((state_id, start)) = self.begin_unlimited() {
-            return Ok(Permit::new(self, state_id, start));
-        }
-        if let Some(rejected) = self.reject_while_open() {
-            return Err(rejected);
-        }
-        self.acquire_slow()
-    }
-
-    /// [`acquire`](Shared::acquire), for a permit that owns a handle on its breaker: the same
-    /// step, then the breaker's `Arc` is cloned into the permit (a reference count, no
-    /// allocation).
-    #[cfg(feature = "tower")]
-    #[inline(always)]
-    pub(crate) fn acquire_owned(self: &Arc<Shared>) -> Result<OwnedPermit, CallNotPermitted> {
-        let grant = self.acquire()?.into_grant();
-        Ok(OwnedPermit {
-            breaker: Arc::clone(self),
-            grant: Some(grant),
-        })
-    }
-}
-
-/// What a permit is besides its breaker: the id of the state that granted it, and when. Every
-/// way of completing or giving back a permit goes through here, whoever holds the breaker.
-#[derive(Clone, Copy)]
-struct Grant {
-    state_id: u64,
-    start: Timestamp,
-}
-
-impl Grant {
-    fn elapsed(&self, breaker: &Shared) -> Duration {
-        breaker.clock().now().saturating_duration_since(self.start)
-    }
-
-    fn record(self, breaker: &Shared, outcome: Outcome, elapsed: Duration) {
-        let now = breaker.clock().now();
-        breaker.complete(self.state_id, outcome, duration_nanos(elapsed), now);
-    }
-
-    #[inline(always)]
-    fn finish(self, breaker: &Shared, outcome: Outcome) {
-        breaker.finish(self.state_id, self.start, outcome);
-    }
-
-    fn release(self, breaker: &Shared) {
-        breaker.release(self.state_id);
-    }
-
-    #[cold]
-    fn panicked(self, breaker: &Shared, payload: Box<dyn Any + Send>) -> ! {
-        self.finish(breaker, Outcome::Failure);
-        resume_unwind(payload)
-    }
-}
+use crate::error::{CallNotPermitted, CallTimedOut};
+use crate::time::timestamp::Timestamp;
 
 /// Permission to make one call, granted by [`CircuitBreaker::try_acquire`].
 ///
@@ -96,16 +29,16 @@ impl Grant {
 /// [`CircuitBreaker::try_acquire`]: crate::CircuitBreaker::try_acquire
 #[must_use = "a permit that is dropped at once records nothing; complete it with the call's outcome"]
 pub struct Permit<'a> {
-    breaker: &'a Shared,
+    breaker: &'a BreakerCore,
     grant: Grant,
 }
 
 impl<'a> Permit<'a> {
-    pub(crate) fn new(breaker: &'a Shared, state_id: u64, start: Timestamp) -> Permit<'a> {
-        Permit {
-            breaker,
-            grant: Grant { state_id, start },
-        }
+    /// Asks `breaker` for permission to make one call ([`BreakerCore::acquire`]).
+    #[inline(always)]
+    pub(crate) fn acquire(breaker: &'a BreakerCore) -> Result<Permit<'a>, CallNotPermitted> {
+        let grant = breaker.acquire()?;
+        Ok(Permit { breaker, grant })
     }
 
     /// The grant, with the give-back on drop disarmed: for a caller that completes it.
@@ -119,18 +52,18 @@ impl<'a> Permit<'a> {
 
     /// When the permit was granted, on the breaker's clock.
     pub fn started_at(&self) -> Timestamp {
-        self.grant.start
+        self.grant.started_at()
     }
 
     /// Time since the permit was granted, on the breaker's clock.
     pub fn elapsed(&self) -> Duration {
-        self.grant.elapsed(self.breaker)
+        self.breaker.elapsed(self.grant)
     }
 
     /// Records the call's outcome with a duration measured by the caller.
     pub fn record(self, outcome: Outcome, elapsed: Duration) {
         let breaker = self.breaker;
-        self.into_grant().record(breaker, outcome, elapsed);
+        breaker.record(self.into_grant(), outcome, elapsed);
     }
 
     /// Records the outcome of a call that took the time since the permit was granted (one
@@ -138,7 +71,7 @@ impl<'a> Permit<'a> {
     #[inline]
     pub fn finish(self, outcome: Outcome) {
         let breaker = self.breaker;
-        self.into_grant().finish(breaker, outcome);
+        breaker.finish(self.into_grant(), outcome);
     }
 
     /// Records a success that took the time since the permit was granted.
@@ -156,6 +89,39 @@ impl<'a> Permit<'a> {
         self.finish(Outcome::Ignored);
     }
 
+    /// Records the call's `result` as every call path classifies it: `classify`'s outcome,
+    /// with the breaker's configured `record-exceptions` and `ignore-exceptions` on top (see
+    /// [`ConfiguredClassifier`](crate::ConfiguredClassifier)), taking the time since the
+    /// permit was granted.
+    #[inline]
+    pub fn finish_with<T, E, C>(self, classify: &C, result: &Result<T, E>)
+    where
+        E: 'static,
+        C: Classify<T, E> + ?Sized,
+    {
+        let outcome = self.breaker.config().classify(classify, result);
+        self.finish(outcome);
+    }
+
+    /// The call ran into its [`CallTimeout`]: records a failure that took at least `limit`
+    /// (the time since the permit was granted, if longer), and returns the error to answer the
+    /// caller with. The caller stops polling the call and drops it.
+    #[cold]
+    pub fn timed_out(self, limit: Duration) -> CallTimedOut {
+        let name = self.breaker.display_name();
+        let elapsed = self.elapsed().max(limit);
+        self.record(Outcome::Failure, elapsed);
+        CallTimedOut::new(name, limit)
+    }
+
+    /// The breaker's `timeout-duration` for this call, started now: `None` if the breaker has
+    /// none, or if the call runs where it cannot be enforced (outside a Tokio runtime, or on
+    /// one without its time driver: the breaker warns once). See [`CallTimeout`].
+    #[inline]
+    pub fn start_timeout(&self) -> Option<CallTimeout> {
+        CallTimeout::start(self.breaker)
+    }
+
     /// Gives the permit back without recording anything (what dropping it does).
     pub fn release(self) {}
 
@@ -164,13 +130,13 @@ impl<'a> Permit<'a> {
     #[cold]
     pub(crate) fn panicked(self, payload: Box<dyn Any + Send>) -> ! {
         let breaker = self.breaker;
-        self.into_grant().panicked(breaker, payload)
+        breaker.panicked(self.into_grant(), payload)
     }
 }
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        self.grant.release(self.breaker);
+        self.breaker.release(self.grant);
     }
 }
 
@@ -178,74 +144,150 @@ impl fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
             .field("breaker", &self.breaker.name())
-            .field("started_at", &self.grant.start)
+            .field("started_at", &self.grant.started_at())
             .finish_non_exhaustive()
     }
 }
 
-/// A [`Permit`] that holds its breaker by `Arc` rather than by reference, for a call future
-/// that must be `'static` (a `tower::Service`'s). The same grant, completed and given back the
-/// same way; `grant` is `None` once completed, so that dropping it then gives nothing back.
-#[cfg(feature = "tower")]
-pub(crate) struct OwnedPermit {
-    breaker: Arc<Shared>,
+/// Permission to make one call, holding its breaker by `Arc` rather than by reference: for a
+/// call future that must be `'static` and `Send`, such as a `tower::Service`'s response
+/// future. Granted by [`CircuitBreaker::try_acquire_owned`].
+///
+/// The same permit as a [`Permit`], completed and given back the same way: complete it with
+/// the call's outcome ([`finish_with`](OwnedPermit::finish_with) to classify a result as the
+/// breaker's own calls do, [`success`](OwnedPermit::success), [`failure`](OwnedPermit::failure),
+/// [`ignore`](OwnedPermit::ignore), [`record`](OwnedPermit::record) with a measured duration,
+/// or [`timed_out`](OwnedPermit::timed_out)). Dropped without an outcome (a cancelled call),
+/// it gives the permit back and records nothing, so a future dropped mid-flight never keeps a
+/// half-open trial permit. Taking one costs what [`CircuitBreaker::try_acquire`] does, plus a
+/// reference count; it allocates nothing.
+///
+/// A call future holds its permit and drops it last, after everything the call owns: a trial
+/// permit given back earlier could let another trial start while this one's clean-up still
+/// runs.
+///
+/// [`CircuitBreaker::try_acquire_owned`]: crate::CircuitBreaker::try_acquire_owned
+/// [`CircuitBreaker::try_acquire`]: crate::CircuitBreaker::try_acquire
+#[must_use = "a permit that is dropped at once records nothing; complete it with the call's outcome"]
+pub struct OwnedPermit {
+    breaker: Arc<BreakerCore>,
+    // `Some` until a method that takes the permit by value completes it (so that dropping it
+    // then gives nothing back).
     grant: Option<Grant>,
 }
 
-#[cfg(feature = "tower")]
 impl OwnedPermit {
-    /// The configuration of the breaker that granted the permit (its error kinds).
-    pub(crate) fn config(&self) -> &Config {
-        &self.breaker.config
+    /// Asks `breaker` for permission to make one call ([`BreakerCore::acquire`]), then clones
+    /// the breaker's `Arc` into the permit (a reference count, no allocation).
+    #[inline(always)]
+    pub(crate) fn acquire(breaker: &Arc<BreakerCore>) -> Result<OwnedPermit, CallNotPermitted> {
+        let grant = breaker.acquire()?;
+        Ok(OwnedPermit {
+            breaker: Arc::clone(breaker),
+            grant: Some(grant),
+        })
     }
 
-    /// The breaker that granted the permit.
-    pub(crate) fn breaker(&self) -> &Shared {
-        &self.breaker
+    /// The permit as a borrowed [`Permit`], which completes it; `None` once completed.
+    #[inline(always)]
+    fn take(&mut self) -> Option<Permit<'_>> {
+        let grant = self.grant.take()?;
+        Some(Permit {
+            breaker: &self.breaker,
+            grant,
+        })
     }
 
-    /// Records the outcome of a call that took the time since the permit was granted.
+    /// The name of the breaker that granted the permit.
+    pub fn breaker_name(&self) -> &str {
+        self.breaker.name()
+    }
+
+    /// The configuration of the breaker that granted the permit.
+    pub fn config(&self) -> &Config {
+        self.breaker.config()
+    }
+
+    /// Records the call's outcome with a duration measured by the caller.
+    pub fn record(mut self, outcome: Outcome, elapsed: Duration) {
+        if let Some(permit) = self.take() {
+            permit.record(outcome, elapsed);
+        }
+    }
+
+    /// Records the outcome of a call that took the time since the permit was granted (one
+    /// clock read).
     #[inline]
-    pub(crate) fn finish(mut self, outcome: Outcome) {
-        if let Some(grant) = self.grant.take() {
-            grant.finish(&self.breaker, outcome);
+    pub fn finish(mut self, outcome: Outcome) {
+        if let Some(permit) = self.take() {
+            permit.finish(outcome);
         }
     }
 
-    /// The call ran into `timeout-duration`: a failure that took at least `limit`.
-    #[cold]
-    pub(crate) fn timed_out(mut self, limit: Duration) {
-        if let Some(grant) = self.grant.take() {
-            let elapsed = grant.elapsed(&self.breaker).max(limit);
-            grant.record(&self.breaker, Outcome::Failure, elapsed);
+    /// Records the call's `result` as every call path classifies it; see
+    /// [`Permit::finish_with`].
+    #[inline]
+    pub fn finish_with<T, E, C>(mut self, classify: &C, result: &Result<T, E>)
+    where
+        E: 'static,
+        C: Classify<T, E> + ?Sized,
+    {
+        if let Some(permit) = self.take() {
+            permit.finish_with(classify, result);
         }
     }
 
-    /// The call panicked: records a failure, then lets the panic go on.
+    /// Records a success that took the time since the permit was granted.
+    pub fn success(self) {
+        self.finish(Outcome::Success);
+    }
+
+    /// Records a failure that took the time since the permit was granted.
+    pub fn failure(self) {
+        self.finish(Outcome::Failure);
+    }
+
+    /// Records an ignored error: neither success nor failure.
+    pub fn ignore(self) {
+        self.finish(Outcome::Ignored);
+    }
+
+    /// The call ran into its [`CallTimeout`]: records a failure that took at least `limit`
+    /// and returns the error to answer the caller with; see [`Permit::timed_out`].
     #[cold]
-    pub(crate) fn panicked(mut self, payload: Box<dyn Any + Send>) -> ! {
+    pub fn timed_out(mut self, limit: Duration) -> CallTimedOut {
+        let breaker = &self.breaker;
         match self.grant.take() {
-            Some(grant) => grant.panicked(&self.breaker, payload),
-            None => resume_unwind(payload),
+            Some(grant) => Permit { breaker, grant }.timed_out(limit),
+            // Not reached: the grant is there until a method that takes `self` completes it.
+            None => CallTimedOut::new(breaker.display_name(), limit),
         }
     }
+
+    /// The breaker's `timeout-duration` for this call, started now; see
+    /// [`Permit::start_timeout`].
+    #[inline]
+    pub fn start_timeout(&self) -> Option<CallTimeout> {
+        CallTimeout::start(&self.breaker)
+    }
+
+    /// Gives the permit back without recording anything (what dropping it does).
+    pub fn release(self) {}
 }
 
-#[cfg(feature = "tower")]
 impl Drop for OwnedPermit {
     fn drop(&mut self) {
         if let Some(grant) = self.grant.take() {
-            grant.release(&self.breaker);
+            self.breaker.release(grant);
         }
     }
 }
 
-#[cfg(feature = "tower")]
 impl fmt::Debug for OwnedPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedPermit")
             .field("breaker", &self.breaker.name())
-            .field("started_at", &self.grant.map(|g| g.start))
+            .field("started_at", &self.grant.map(Grant::started_at))
             .finish_non_exhaustive()
     }
 }

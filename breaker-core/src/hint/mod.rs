@@ -104,21 +104,21 @@ impl RedisHintBuilder {
         let settings = self.validate()?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| HintError::NoRuntime)?;
         let client = redis::open_client(&settings.url)?;
-        let shared = Arc::new(task::Shared::default());
+        let ledger = Arc::new(task::Ledger::default());
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
-        let subscription = task::subscribe(registry, tx.clone(), Arc::clone(&shared));
+        let subscription = task::subscribe(registry, tx.clone(), Arc::clone(&ledger));
         let task = runtime.spawn(task::run(task::Task::new(
             settings,
             client,
             registry.downgrade(),
             subscription,
             rx,
-            Arc::clone(&shared),
+            Arc::clone(&ledger),
         )));
         Ok(HintHandle {
             tx,
             task: Some(task),
-            shared,
+            ledger,
         })
     }
 }
@@ -128,7 +128,7 @@ impl RedisHintBuilder {
 pub struct HintHandle {
     tx: mpsc::Sender<task::Msg>,
     task: Option<JoinHandle<()>>,
-    shared: Arc<task::Shared>,
+    ledger: Arc<task::Ledger>,
 }
 
 impl HintHandle {
@@ -148,7 +148,7 @@ impl HintHandle {
 
     /// Counters of what the hint has done so far.
     pub fn stats(&self) -> HintStats {
-        self.shared.stats()
+        self.ledger.stats()
     }
 
     /// Whether the background task is still running.

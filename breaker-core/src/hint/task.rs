@@ -43,8 +43,9 @@ pub(super) enum Msg {
     Check(oneshot::Sender<Result<(), HintError>>),
 }
 
-/// What the listener, the task and the handle share.
-pub(super) struct Shared {
+/// What the listener, the task and the handle share: the counters behind [`HintStats`], whether
+/// Redis answered last, and the record of breakers with local history.
+pub(super) struct Ledger {
     checks: AtomicU64,
     published: AtomicU64,
     fast_opened: AtomicU64,
@@ -57,9 +58,9 @@ pub(super) struct Shared {
     history: ConcurrentMap<Arc<str>, ()>,
 }
 
-impl Default for Shared {
+impl Default for Ledger {
     fn default() -> Self {
-        Shared {
+        Ledger {
             checks: AtomicU64::new(0),
             published: AtomicU64::new(0),
             fast_opened: AtomicU64::new(0),
@@ -72,7 +73,7 @@ impl Default for Shared {
     }
 }
 
-impl Shared {
+impl Ledger {
     pub(super) fn stats(&self) -> HintStats {
         HintStats {
             checks: self.checks.load(Ordering::Relaxed),
@@ -99,7 +100,7 @@ impl Shared {
 pub(super) fn subscribe(
     registry: &Registry,
     tx: mpsc::Sender<Msg>,
-    shared: Arc<Shared>,
+    ledger: Arc<Ledger>,
 ) -> Subscription {
     registry.subscribe(move |event: &Event| {
         let msg = match event.kind() {
@@ -119,19 +120,19 @@ pub(super) fn subscribe(
             // after the task has it, the lock-free lookup stops further sends.
             EventKind::Success { .. } | EventKind::Error { .. }
                 if event.metrics().buffered_calls <= 1
-                    && !shared.has_history(event.breaker_name()) =>
+                    && !ledger.has_history(event.breaker_name()) =>
             {
                 Msg::Local {
                     name: Arc::from(event.breaker_name()),
                 }
             }
-            EventKind::Reset if !shared.has_history(event.breaker_name()) => Msg::Local {
+            EventKind::Reset if !ledger.has_history(event.breaker_name()) => Msg::Local {
                 name: Arc::from(event.breaker_name()),
             },
             _ => return,
         };
         if tx.try_send(msg).is_err() {
-            Shared::bump(&shared.dropped_events);
+            Ledger::bump(&ledger.dropped_events);
         }
     })
 }
@@ -144,7 +145,7 @@ pub(super) struct Task {
     /// Unsubscribes the listener when the task ends (or is aborted).
     _subscription: Subscription,
     rx: mpsc::Receiver<Msg>,
-    shared: Arc<Shared>,
+    ledger: Arc<Ledger>,
     /// OPEN transitions from local evidence whose hint is not written yet, with when they
     /// happened (the hint expires `ttl` after that, however late it is written).
     pending: HashMap<Arc<str>, Instant>,
@@ -163,7 +164,7 @@ impl Task {
         registry: WeakRegistry,
         subscription: Subscription,
         rx: mpsc::Receiver<Msg>,
-        shared: Arc<Shared>,
+        ledger: Arc<Ledger>,
     ) -> Task {
         Task {
             conn: Conn::new(client, settings.command_timeout),
@@ -171,7 +172,7 @@ impl Task {
             registry,
             _subscription: subscription,
             rx,
-            shared,
+            ledger,
             pending: HashMap::new(),
             throttle: Throttle::default(),
             dropped_seen: 0,
@@ -181,8 +182,8 @@ impl Task {
     }
 
     fn mark(&self, name: &str) {
-        if !self.shared.has_history(name) {
-            self.shared
+        if !self.ledger.has_history(name) {
+            self.ledger
                 .history
                 .get_or_insert_with(Arc::from(name), || ());
         }
@@ -220,7 +221,7 @@ impl Task {
         while let Ok(msg) = self.rx.try_recv() {
             checks.extend(self.apply(msg));
         }
-        let dropped = self.shared.dropped_events.load(Ordering::Relaxed);
+        let dropped = self.ledger.dropped_events.load(Ordering::Relaxed);
         if dropped > self.dropped_seen {
             self.dropped_seen = dropped;
             if let Some(suppressed) = self.throttle.allow("dropped") {
@@ -237,9 +238,9 @@ impl Task {
     }
 
     fn redis_failed(&mut self, what: &str, error: String) -> HintError {
-        Shared::bump(&self.shared.redis_errors);
+        Ledger::bump(&self.ledger.redis_errors);
         self.failing = true;
-        self.shared
+        self.ledger
             .connected
             .store(self.conn.is_connected(), Ordering::Relaxed);
         if let Some(suppressed) = self.throttle.allow("redis") {
@@ -254,7 +255,7 @@ impl Task {
     }
 
     fn redis_ok(&mut self, new_connection: bool) {
-        self.shared.connected.store(true, Ordering::Relaxed);
+        self.ledger.connected.store(true, Ordering::Relaxed);
         if new_connection || self.failing {
             if self.failing {
                 tracing::info!(target: TARGET, "breaker: Redis hint reconnected");
@@ -286,7 +287,7 @@ impl Task {
                 self.redis_ok(new);
                 for (name, (key, ttl_ms)) in names.iter().zip(&writes) {
                     self.pending.remove(name);
-                    Shared::bump(&self.shared.published);
+                    Ledger::bump(&self.ledger.published);
                     tracing::debug!(target: TARGET, breaker = %LogSafe(name), key = %key, ttl_ms, "breaker: hint published");
                 }
                 Ok(())
@@ -323,7 +324,7 @@ impl Task {
         };
         let mut candidates: Vec<CircuitBreaker> = Vec::new();
         for breaker in registry.breakers() {
-            if self.shared.has_history(breaker.name()) {
+            if self.ledger.has_history(breaker.name()) {
                 continue;
             }
             let m = breaker.metrics();
@@ -361,7 +362,7 @@ impl Task {
                 Err(e) => return Err(self.redis_failed("check", e)),
             }
         }
-        Shared::bump(&self.shared.checks);
+        Ledger::bump(&self.ledger.checks);
         Ok(())
     }
 
@@ -370,8 +371,8 @@ impl Task {
             Read::Absent => return,
             Read::Value(value) => match parse_value(&value) {
                 Ok(origin) => {
-                    if !self.shared.has_history(breaker.name()) && breaker.open_from_hint() {
-                        Shared::bump(&self.shared.fast_opened);
+                    if !self.ledger.has_history(breaker.name()) && breaker.open_from_hint() {
+                        Ledger::bump(&self.ledger.fast_opened);
                         tracing::info!(
                             target: TARGET,
                             breaker = %LogSafe(breaker.name()),
@@ -387,7 +388,7 @@ impl Task {
             },
             Read::Refused(error) => format!("not readable as a string: {error}"),
         };
-        Shared::bump(&self.shared.ignored_values);
+        Ledger::bump(&self.ledger.ignored_values);
         if let Some(suppressed) = self.throttle.allow(key) {
             tracing::warn!(
                 target: TARGET,
@@ -432,7 +433,7 @@ pub(super) async fn run(mut task: Task) {
             break;
         }
     }
-    task.shared.connected.store(false, Ordering::Relaxed);
+    task.ledger.connected.store(false, Ordering::Relaxed);
     tracing::debug!(target: TARGET, "breaker: Redis hint stopped");
 }
 

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::breaker::shared::Env;
+use crate::breaker::core::Env;
 use crate::classify::ErrorKind;
 use crate::concurrent_map::ConcurrentMap;
 use crate::config::file::{self, Format, LoadError, CONFIG_ENV};

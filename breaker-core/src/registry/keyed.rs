@@ -46,7 +46,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use crate::breaker::shared::{Env, Identity};
+use crate::breaker::core::{Env, Identity};
 use crate::breaker::CircuitBreaker;
 use crate::config::Config;
 use crate::name::{self, Name};
@@ -215,10 +215,9 @@ impl Slot {
     /// Whether evicting it loses nothing a caller relies on: it lets calls through as a fresh
     /// breaker would, or its OPEN wait is over.
     fn may_evict(&self, now: Timestamp) -> bool {
-        let shared = &self.breaker.shared;
         match self.breaker.state() {
             State::Closed | State::Disabled | State::MetricsOnly => true,
-            State::Open => now.unix_nanos() > shared.retry_after.load(Ordering::Acquire),
+            State::Open => self.breaker.core.open_wait_elapsed(now),
             State::HalfOpen | State::ForcedOpen => false,
         }
     }
@@ -321,7 +320,7 @@ impl KeyedGroup {
     }
 
     fn detach(&self, breaker: &CircuitBreaker) {
-        breaker.shared.detached.store(true, Ordering::Relaxed);
+        breaker.core.detach();
         self.genv.hooks.run(&RegistryEvent::Removed(breaker));
     }
 

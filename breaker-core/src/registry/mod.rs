@@ -6,10 +6,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::breaker::shared::Env;
+use crate::breaker::core::Env;
 use crate::breaker::CircuitBreaker;
 use crate::concurrent_map::ConcurrentMap;
 use crate::config::{Config, DEFAULT_CONFIG};
@@ -162,7 +161,7 @@ impl Registry {
     /// type's docs); the next `breaker(name)` makes a fresh one from the registry's config.
     pub fn remove(&self, name: &str) -> Option<CircuitBreaker> {
         let removed = self.inner.breakers.get(name)?.lock().take()?;
-        removed.shared.detached.store(true, Ordering::Relaxed);
+        removed.core.detach();
         self.inner.hooks.run(&RegistryEvent::Removed(&removed));
         Some(removed)
     }
@@ -186,7 +185,7 @@ impl Registry {
         let new = CircuitBreaker::with_env(name, config, Arc::clone(&self.inner.env));
         *current = Some(new.clone());
         drop(current);
-        old.shared.detached.store(true, Ordering::Relaxed);
+        old.core.detach();
         self.inner.hooks.run(&RegistryEvent::Replaced {
             old: &old,
             new: &new,

@@ -8,11 +8,10 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use crate::call::permit::OwnedPermit;
-use crate::call::timeout::Timer;
 use crate::classify::Classify;
-use crate::error::{CallNotPermitted, CallTimedOut};
+use crate::error::CallNotPermitted;
 use crate::tower::error::BreakerError;
+use crate::{CallTimeout, OwnedPermit};
 
 pin_project! {
     /// The response of a [`CircuitBreakerService`](crate::tower::CircuitBreakerService): the
@@ -39,7 +38,7 @@ pin_project! {
             fut: F,
             // Boxed: only a breaker with `timeout-duration` has one, and held in place it would
             // make every response future (and every move of one) several times larger.
-            timer: Option<Pin<Box<Timer>>>,
+            timer: Option<Pin<Box<CallTimeout>>>,
             // `None` once the result is recorded.
             permit: Option<OwnedPermit>,
         },
@@ -58,7 +57,7 @@ impl<F, C, G> ResponseFuture<F, C, G> {
     #[inline(always)]
     pub(crate) fn called(fut: F, permit: OwnedPermit, classify: C) -> Self {
         let timer = match permit.config().timeout_duration() {
-            Some(limit) => boxed_timer(&permit, limit),
+            Some(_) => boxed_timer(&permit),
             None => None,
         };
         ResponseFuture {
@@ -94,7 +93,7 @@ impl<F, C, G> ResponseFuture<F, C, G> {
 #[cold]
 #[inline(never)]
 fn poll_timer<T, E>(
-    timer: &mut Pin<Box<Timer>>,
+    timer: &mut Pin<Box<CallTimeout>>,
     permit: &mut Option<OwnedPermit>,
     cx: &mut Context<'_>,
 ) -> Poll<Result<T, BreakerError<E>>> {
@@ -104,17 +103,15 @@ fn poll_timer<T, E>(
     let permit = permit
         .take()
         .expect("a breaker's response future was polled after it completed");
-    let name = permit.breaker().shared_name();
-    permit.timed_out(limit);
-    Poll::Ready(Err(BreakerError::TimedOut(CallTimedOut::new(name, limit))))
+    Poll::Ready(Err(BreakerError::TimedOut(permit.timed_out(limit))))
 }
 
 /// The request's timer, boxed (see `Kind::Called`); out of line, so the common case (no
 /// timeout) stays small.
 #[cold]
 #[inline(never)]
-fn boxed_timer(permit: &OwnedPermit, limit: std::time::Duration) -> Option<Pin<Box<Timer>>> {
-    Timer::start(permit.breaker(), limit).map(Box::pin)
+fn boxed_timer(permit: &OwnedPermit) -> Option<Pin<Box<CallTimeout>>> {
+    permit.start_timeout().map(Box::pin)
 }
 
 impl<F, C, G, T, E> Future for ResponseFuture<F, C, G>
@@ -140,15 +137,17 @@ where
             KindProj::Called { fut, timer, permit } => {
                 let polled = match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
                     Ok(polled) => polled,
-                    Err(panic) => match permit.take() {
-                        Some(permit) => permit.panicked(panic),
-                        None => resume_unwind(panic),
-                    },
+                    Err(panic) => {
+                        // A panic of the inner future is a failure, and goes on.
+                        if let Some(permit) = permit.take() {
+                            permit.failure();
+                        }
+                        resume_unwind(panic)
+                    }
                 };
                 if let Poll::Ready(result) = polled {
                     if let Some(permit) = permit.take() {
-                        let outcome = permit.config().classify(this.classify, &result);
-                        permit.finish(outcome);
+                        permit.finish_with(this.classify, &result);
                     }
                     return Poll::Ready(result.map_err(BreakerError::Inner));
                 }

@@ -116,7 +116,7 @@ where
     fn call(&mut self, request: Request) -> Self::Future {
         let acquired = self
             .breakers
-            .with_breaker(&request, |breaker| breaker.shared.acquire_owned());
+            .with_breaker(&request, |breaker| breaker.try_acquire_owned());
         match acquired {
             Ok(permit) => {
                 ResponseFuture::called(self.inner.call(request), permit, self.classify.clone())

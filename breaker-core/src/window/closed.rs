@@ -5,10 +5,11 @@
 //! totals) in atomics:
 //!
 //! - `head` hands each call a ring position with one `fetch_add`.
-//! - Each slot holds an outcome stamped with the *epoch* (the id of the CLOSED state it was
-//!   recorded in). A slot stamped with another epoch is empty, so entering CLOSED empties the
-//!   window in O(1) by changing the epoch, and a late call from an earlier CLOSED can never
-//!   overwrite a later one's outcome (its compare-exchange finds the newer stamp and gives up).
+//! - Each slot holds an outcome stamped with the *epoch* (the low bits of the [`StateId`] of
+//!   the CLOSED state it was recorded in). A slot stamped with another epoch is empty, so
+//!   entering CLOSED empties the window in O(1) by changing the epoch, and a late call from an
+//!   earlier CLOSED can never overwrite a later one's outcome (its compare-exchange finds the
+//!   newer stamp and gives up).
 //! - `counts` packs the totals and the low bits of the epoch in one word, changed by
 //!   compare-exchange only by a call whose slot changed, by exactly the difference between the
 //!   outcome it wrote and the one it evicted. So once every call in flight has finished, the
@@ -25,6 +26,7 @@
 
 use std::sync::atomic::Ordering;
 
+use crate::state::StateId;
 use crate::sync::{AtomicU32, AtomicU64};
 use crate::window::totals::{Totals, EMPTY, FAILED, SLOW};
 
@@ -93,9 +95,10 @@ impl ClosedWindow {
         }
     }
 
-    /// Empties the window for a new CLOSED state `epoch`. Called under the breaker's lock,
+    /// Empties the window for a new CLOSED state `state`. Called under the breaker's lock,
     /// before the state is published, so every call that sees the new state sees this.
-    pub(crate) fn reset(&self, epoch: u64) {
+    pub(crate) fn reset(&self, state: StateId) {
+        let epoch = state.get();
         // A swap rather than a store: every write to `counts` is then a read-modify-write, the
         // one kind of write whose place in the modification order loom models exactly (with a
         // plain store here, loom 0.7 let a later compare-exchange read the value before it).
@@ -113,18 +116,22 @@ impl ClosedWindow {
         self.slots.len() as u32
     }
 
-    /// The totals of `epoch`, or `None` while a call in flight makes them inconsistent (or the
-    /// window has moved on to another epoch).
-    pub(crate) fn totals(&self, epoch: u64) -> Option<Totals> {
-        decode(self.counts.load(Ordering::Acquire), epoch, self.size())
+    /// The totals of state `state`, or `None` while a call in flight makes them inconsistent
+    /// (or the window has moved on to another state).
+    pub(crate) fn totals(&self, state: StateId) -> Option<Totals> {
+        decode(
+            self.counts.load(Ordering::Acquire),
+            state.get(),
+            self.size(),
+        )
     }
 
-    /// Records one outcome (`FAILED`/`SLOW` bits) in state `epoch`. `locked` says the caller
+    /// Records one outcome (`FAILED`/`SLOW` bits) in state `state`. `locked` says the caller
     /// holds the breaker's lock in that very state, so no later epoch can exist.
     #[inline(always)]
-    pub(crate) fn record(&self, epoch: u64, outcome: u8, locked: bool) -> Recorded {
+    pub(crate) fn record(&self, state: StateId, outcome: u8, locked: bool) -> Recorded {
         let position = self.head.fetch_add(1, Ordering::Relaxed);
-        self.record_at(position, epoch, outcome, locked)
+        self.record_at(position, state, outcome, locked)
     }
 
     /// Records one outcome at ring position `position`, taken earlier by [`record`].
@@ -134,10 +141,11 @@ impl ClosedWindow {
     pub(crate) fn record_at(
         &self,
         position: u32,
-        epoch: u64,
+        state: StateId,
         outcome: u8,
         locked: bool,
     ) -> Recorded {
+        let epoch = state.get();
         let slot = &self.slots[self.index(position)];
         let new = stamp(epoch, outcome);
         let mut old = slot.load(Ordering::Acquire);
@@ -200,9 +208,10 @@ impl ClosedWindow {
         ((u128::from(low) * self.slots.len() as u128) >> 64) as usize
     }
 
-    /// Recounts the slots of `epoch`: what the totals equal once no call is in flight, and what
-    /// a reader gets while they are inconsistent.
-    pub(crate) fn recount(&self, epoch: u64) -> Totals {
+    /// Recounts the slots of state `state`: what the totals equal once no call is in flight,
+    /// and what a reader gets while they are inconsistent.
+    pub(crate) fn recount(&self, state: StateId) -> Totals {
+        let epoch = state.get();
         let mut totals = Totals::default();
         for slot in self.slots.iter() {
             let v = slot.load(Ordering::Acquire);
@@ -264,6 +273,10 @@ fn decode(counts: u64, epoch: u64, size: u32) -> Option<Totals> {
 mod tests {
     use super::*;
 
+    fn id(n: u64) -> StateId {
+        StateId::from_raw(n)
+    }
+
     #[test]
     fn index_is_position_modulo_size() {
         for size in [1, 2, 3, 7, 100, 2047] {
@@ -277,32 +290,38 @@ mod tests {
     #[test]
     fn counts_follow_the_slots() {
         let w = ClosedWindow::new(3);
-        w.reset(5);
-        assert_eq!(w.record(5, FAILED, false), Recorded::Changed(w.recount(5)));
-        assert_eq!(w.record(5, SLOW, false), Recorded::Changed(w.recount(5)));
-        assert!(matches!(w.record(5, 0, false), Recorded::Changed(_)));
+        w.reset(id(5));
+        assert_eq!(
+            w.record(id(5), FAILED, false),
+            Recorded::Changed(w.recount(id(5)))
+        );
+        assert_eq!(
+            w.record(id(5), SLOW, false),
+            Recorded::Changed(w.recount(id(5)))
+        );
+        assert!(matches!(w.record(id(5), 0, false), Recorded::Changed(_)));
         // Full: a success evicting the failure changes the totals; one evicting a success not.
-        assert!(matches!(w.record(5, 0, false), Recorded::Changed(_)));
-        assert_eq!(w.record(5, SLOW, false), Recorded::Unchanged);
-        let t = w.totals(5).unwrap();
-        assert_eq!(t, w.recount(5));
+        assert!(matches!(w.record(id(5), 0, false), Recorded::Changed(_)));
+        assert_eq!(w.record(id(5), SLOW, false), Recorded::Unchanged);
+        let t = w.totals(id(5)).unwrap();
+        assert_eq!(t, w.recount(id(5)));
         assert_eq!((t.calls, t.failed, t.slow, t.slow_failed), (3, 0, 1, 0));
     }
 
     #[test]
     fn a_new_epoch_is_empty_and_refuses_late_calls() {
         let w = ClosedWindow::new(2);
-        w.reset(1);
-        w.record(1, FAILED, false);
-        w.record(1, FAILED, false);
-        w.reset(4);
-        assert_eq!(w.totals(4).unwrap(), Totals::default());
-        assert_eq!(w.totals(1), None);
-        assert!(matches!(w.record(4, 0, false), Recorded::Changed(t) if t.calls == 1));
+        w.reset(id(1));
+        w.record(id(1), FAILED, false);
+        w.record(id(1), FAILED, false);
+        w.reset(id(4));
+        assert_eq!(w.totals(id(4)).unwrap(), Totals::default());
+        assert_eq!(w.totals(id(1)), None);
+        assert!(matches!(w.record(id(4), 0, false), Recorded::Changed(t) if t.calls == 1));
         // A call of epoch 1 finishing now finds a later stamp or a later epoch: not counted.
-        assert!(matches!(w.record(1, FAILED, false), Recorded::Stale(_)));
-        assert!(matches!(w.record(1, FAILED, false), Recorded::Stale(_)));
-        assert_eq!(w.totals(4).unwrap(), w.recount(4));
+        assert!(matches!(w.record(id(1), FAILED, false), Recorded::Stale(_)));
+        assert!(matches!(w.record(id(1), FAILED, false), Recorded::Stale(_)));
+        assert_eq!(w.totals(id(4)).unwrap(), w.recount(id(4)));
     }
 
     #[test]

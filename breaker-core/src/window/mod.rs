@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use crate::config::{Config, SlidingWindowType};
+use crate::state::StateId;
 use crate::time::timestamp::{duration_nanos, Timestamp};
 use crate::window::closed::{ClosedWindow, Recorded};
 use crate::window::count::CountWindow;
@@ -22,10 +23,10 @@ pub(crate) mod totals;
 enum Window {
     Count(CountWindow),
     Time(TimeWindow),
-    /// The breaker's lock-free CLOSED window, in the epoch of the state that emptied it.
+    /// The breaker's lock-free CLOSED window, as emptied for state `state`.
     Closed {
         window: Arc<ClosedWindow>,
-        epoch: u64,
+        state: StateId,
     },
 }
 
@@ -121,21 +122,21 @@ impl Thresholds {
 }
 
 impl StateMetrics {
-    /// The window of CLOSED and METRICS_ONLY: `fast`, emptied for state `epoch`, if the
-    /// breaker has a lock-free window, else a new one.
+    /// The window of CLOSED and METRICS_ONLY: `closed_window`, emptied for state `state`, if
+    /// the breaker has a lock-free window, else a new one.
     pub(crate) fn closed(
         config: &Config,
         now: Timestamp,
-        fast: Option<&Arc<ClosedWindow>>,
-        epoch: u64,
+        closed_window: Option<&Arc<ClosedWindow>>,
+        state: StateId,
     ) -> StateMetrics {
         let window = match config.sliding_window_type() {
-            SlidingWindowType::CountBased => match fast {
+            SlidingWindowType::CountBased => match closed_window {
                 Some(window) => {
-                    window.reset(epoch);
+                    window.reset(state);
                     Window::Closed {
                         window: Arc::clone(window),
-                        epoch,
+                        state,
                     }
                 }
                 None => Window::Count(CountWindow::new(config.sliding_window_size())),
@@ -194,10 +195,10 @@ impl StateMetrics {
                 }
             }
             Window::Time(w) => w.record(outcome, now),
-            Window::Closed { window, epoch } => {
+            Window::Closed { window, state } => {
                 let recorded = match position {
-                    Some(position) => window.record_at(position, *epoch, outcome, true),
-                    None => window.record(*epoch, outcome, true),
+                    Some(position) => window.record_at(position, *state, outcome, true),
+                    None => window.record(*state, outcome, true),
                 };
                 return match recorded {
                     Recorded::Changed(totals) => self.thresholds.verdict(&totals),
@@ -218,9 +219,9 @@ impl StateMetrics {
             }
             // While calls are in flight the packed totals can be inconsistent for a moment
             // (see closed_window): then count the slots.
-            Window::Closed { window, epoch } => window
-                .totals(*epoch)
-                .unwrap_or_else(|| window.recount(*epoch)),
+            Window::Closed { window, state } => window
+                .totals(*state)
+                .unwrap_or_else(|| window.recount(*state)),
         }
     }
 
@@ -235,9 +236,9 @@ impl StateMetrics {
         self.thresholds.verdict(&totals)
     }
 
-    /// Whether this is the breaker's lock-free window, emptied for state `epoch`.
-    pub(crate) fn is_closed_window(&self, epoch: u64) -> bool {
-        matches!(&self.window, Window::Closed { epoch: e, .. } if *e == epoch)
+    /// Whether this is the breaker's lock-free window, emptied for state `state`.
+    pub(crate) fn is_closed_window(&self, state: StateId) -> bool {
+        matches!(&self.window, Window::Closed { state: s, .. } if *s == state)
     }
 }
 
@@ -262,7 +263,12 @@ mod tests {
 
     #[test]
     fn count_window_keeps_the_last_n_outcomes() {
-        let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 3, 1), T0, None, 0);
+        let mut m = StateMetrics::closed(
+            &config(SlidingWindowType::CountBased, 3, 1),
+            T0,
+            None,
+            StateId::FIRST,
+        );
         let ms = |n: u64| n * 1_000_000;
         m.record(true, ms(0), T0);
         m.record(false, ms(500), T0);
@@ -301,7 +307,12 @@ mod tests {
 
     #[test]
     fn slow_means_strictly_longer_than_the_threshold() {
-        let mut m = StateMetrics::closed(&config(SlidingWindowType::CountBased, 2, 1), T0, None, 0);
+        let mut m = StateMetrics::closed(
+            &config(SlidingWindowType::CountBased, 2, 1),
+            T0,
+            None,
+            StateId::FIRST,
+        );
         m.record(false, 100_000_000, T0);
         assert_eq!(m.totals(T0).slow, 0);
         m.record(false, 100_000_001, T0);
@@ -310,7 +321,12 @@ mod tests {
 
     #[test]
     fn time_window_evicts_by_epoch_second() {
-        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 10, 1), T0, None, 0);
+        let mut m = StateMetrics::closed(
+            &config(SlidingWindowType::TimeBased, 10, 1),
+            T0,
+            None,
+            StateId::FIRST,
+        );
         m.record(true, 0, at(999));
         m.record(true, 0, at(1000));
         assert_eq!(m.totals(at(9_999)).calls, 2);
@@ -322,7 +338,12 @@ mod tests {
 
     #[test]
     fn time_window_memory_does_not_grow_with_calls() {
-        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 60, 1), T0, None, 0);
+        let mut m = StateMetrics::closed(
+            &config(SlidingWindowType::TimeBased, 60, 1),
+            T0,
+            None,
+            StateId::FIRST,
+        );
         for i in 0..100_000u64 {
             m.record(i % 2 == 0, 0, at(i / 100));
         }
@@ -336,7 +357,12 @@ mod tests {
 
     #[test]
     fn a_large_gap_clears_everything() {
-        let mut m = StateMetrics::closed(&config(SlidingWindowType::TimeBased, 5, 1), T0, None, 0);
+        let mut m = StateMetrics::closed(
+            &config(SlidingWindowType::TimeBased, 5, 1),
+            T0,
+            None,
+            StateId::FIRST,
+        );
         m.record(true, 0, T0);
         m.record(true, 0, at(2_000));
         assert_eq!(m.totals(at(1_000_000_000)).calls, 0);
@@ -346,8 +372,12 @@ mod tests {
 
     #[test]
     fn rates_need_the_minimum_and_use_binary32() {
-        let mut m =
-            StateMetrics::closed(&config(SlidingWindowType::CountBased, 10, 3), T0, None, 0);
+        let mut m = StateMetrics::closed(
+            &config(SlidingWindowType::CountBased, 10, 3),
+            T0,
+            None,
+            StateId::FIRST,
+        );
         assert_eq!(m.record(true, 0, T0), Verdict::BelowMinimumCalls);
         assert_eq!(m.record(false, 0, T0), Verdict::BelowMinimumCalls);
         let totals = {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use metrics::Key;
 
-use crate::breaker::shared::Shared;
+use crate::breaker::core::BreakerCore;
 use crate::breaker::CircuitBreaker;
 use crate::event::{Event, EventKind};
 use crate::export::decaying_max::DecayingMax;
@@ -27,7 +27,7 @@ pub(super) struct Entry {
 pub(super) struct Live {
     /// Weak: the registry's listener holds the export, so a strong handle here would keep the
     /// breakers, and through them the registry's scheduler, alive for ever.
-    breaker: Weak<Shared>,
+    breaker: Weak<BreakerCore>,
     /// The keys of the call timers, which every refresh registers again. (The other keys are
     /// built again for the rarer registration of every handle: a breaker's keys take a few
     /// kilobytes, and a registry may hold many breakers.)
@@ -93,7 +93,7 @@ impl Live {
         now: Timestamp,
     ) -> Live {
         Live {
-            breaker: Arc::downgrade(&breaker.shared),
+            breaker: Arc::downgrade(&breaker.core),
             calls,
             unregistered: AtomicBool::new(noop),
             writing: AtomicBool::new(false),
@@ -104,14 +104,12 @@ impl Live {
 
     /// Whether this is `breaker`'s part (not that of another breaker with its name).
     pub(super) fn is(&self, breaker: &CircuitBreaker) -> bool {
-        std::ptr::eq(self.breaker.as_ptr(), Arc::as_ptr(&breaker.shared))
+        std::ptr::eq(self.breaker.as_ptr(), Arc::as_ptr(&breaker.core))
     }
 
     /// The breaker, while it exists.
     pub(super) fn breaker(&self) -> Option<CircuitBreaker> {
-        self.breaker
-            .upgrade()
-            .map(|shared| CircuitBreaker { shared })
+        self.breaker.upgrade().map(|core| CircuitBreaker { core })
     }
 
     /// Has the state gauges written by `write`, which reads the breaker's state and writes it

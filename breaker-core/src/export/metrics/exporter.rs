@@ -9,7 +9,7 @@ use std::time::Duration;
 use metrics::{Label, Recorder};
 use papaya::{Compute, Operation};
 
-use crate::breaker::shared::Env;
+use crate::breaker::core::Env;
 use crate::breaker::CircuitBreaker;
 use crate::event::{Event, EventKind};
 use crate::export::metrics::entry::{Entry, Live};

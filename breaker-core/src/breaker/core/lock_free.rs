@@ -1,86 +1,88 @@
 //! The call paths that take no lock: a permit in a state that permits every call, a rejection
 //! while OPEN, and a CLOSED call recorded in the lock-free window.
 //!
-//! Each reads the [`StateTag`] once and falls back to the locked state machine
-//! (`machine.rs`) for everything else. These are the protected call's whole cost in the common
-//! cases, so they are `#[inline(always)]` where the bench asked for it.
+//! Each reads the [`StateTag`](crate::breaker::tag::StateTag) once and falls back to the
+//! locked state machine (`core/machine.rs`) for everything else. These are the protected
+//! call's whole cost in the common cases, so they are `#[inline(always)]` where the bench asked
+//! for it.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::breaker::shared::Shared;
-use crate::breaker::tag::StateTag;
+use super::{BreakerCore, Grant};
+use crate::breaker::metrics::metrics_of;
 use crate::classify::Outcome;
 use crate::error::CallNotPermitted;
-use crate::event::EventKind;
-use crate::state::State;
+use crate::event::{Event, EventKind};
+use crate::state::{State, StateId};
 use crate::time::timestamp::Timestamp;
 use crate::window::closed::{ClosedWindow, Recorded};
+use crate::window::totals::Totals;
 use crate::window::Verdict;
 
-impl Shared {
-    /// In a state that permits every call (CLOSED, DISABLED, METRICS_ONLY), the state's id and
-    /// the call's start: a permit without the permit value, for the protected-call fast path.
+impl BreakerCore {
+    /// In a state that permits every call (CLOSED, DISABLED, METRICS_ONLY), a grant by the
+    /// current state, starting now.
     #[inline(always)]
-    pub(crate) fn begin_unlimited(&self) -> Option<(u64, Timestamp)> {
-        let tag = self.tag.load();
-        tag.permits_all().then(|| (tag.id(), self.clock.now()))
+    pub(super) fn begin_unlimited(&self) -> Option<Grant> {
+        let tag = self.view.tag.load();
+        tag.permits_all().then(|| Grant {
+            state: tag.id(),
+            start: self.clock.now(),
+        })
     }
 
     /// In OPEN before the end of its wait: counts and publishes a rejection, without the lock,
-    /// and returns the rejection. Otherwise `None`: ask [`acquire_slow`](Shared::acquire_slow).
+    /// and returns the rejection. Otherwise `None`: ask the state machine (`acquire_slow`).
     #[inline(always)]
-    pub(crate) fn reject_while_open(&self) -> Option<CallNotPermitted> {
-        if !self.tag.load().is(State::Open) {
+    pub(super) fn reject_while_open(&self) -> Option<CallNotPermitted> {
+        if !self.view.tag.load().is(State::Open) {
             return None;
         }
         let now = self.clock.now();
-        let retry_after = self.retry_after.load(Ordering::Acquire);
+        let retry_after = self.view.retry_after.load(Ordering::Acquire);
         if now.unix_nanos() > retry_after {
             return None;
         }
-        self.not_permitted.fetch_add(1, Ordering::Relaxed);
-        if self.wants_call_events() {
+        self.view.not_permitted.fetch_add(1, Ordering::Relaxed);
+        if self.audience.wants_call_events() {
             self.publish_rejection(now);
         }
         Some(self.not_permitted_error(State::Open, retry_after - now.unix_nanos()))
     }
 
+    /// Whether an OPEN breaker's wait is over at `now` (the next call would be a trial).
+    pub(crate) fn open_wait_elapsed(&self, now: Timestamp) -> bool {
+        now.unix_nanos() > self.view.retry_after.load(Ordering::Acquire)
+    }
+
     /// The error for a rejected call (and its rate-limited log line); `remaining_nanos` is
     /// what is left of OPEN's wait (ignored in other states).
     #[inline]
-    pub(crate) fn not_permitted_error(
+    pub(super) fn not_permitted_error(
         &self,
         state: State,
         remaining_nanos: u64,
     ) -> CallNotPermitted {
         self.rejections.note(self.name(), state, &self.clock);
         match state {
-            State::Open => CallNotPermitted::open(self.shared_name(), remaining_nanos),
-            _ => CallNotPermitted::new(self.shared_name(), state),
+            State::Open => CallNotPermitted::open(self.display_name(), remaining_nanos),
+            _ => CallNotPermitted::new(self.display_name(), state),
         }
     }
 
-    /// Records the outcome of a call granted by state `state_id` at `start`, taking the time
-    /// since then as its duration (one clock read).
-    #[inline(always)]
-    pub(crate) fn finish(&self, state_id: u64, start: Timestamp, outcome: Outcome) {
-        let now = self.clock.now();
-        let elapsed = now.unix_nanos().saturating_sub(start.unix_nanos());
-        self.complete(state_id, outcome, elapsed, now);
-    }
-
-    /// Completes a permit granted by state `permit_id`.
+    /// Completes a call granted by state `state` that took `elapsed_nanos`: in the lock-free
+    /// CLOSED window if it can, else under the lock.
     #[inline]
-    pub(crate) fn complete(
+    pub(super) fn complete(
         &self,
-        permit_id: u64,
+        state: StateId,
         outcome: Outcome,
         elapsed_nanos: u64,
         now: Timestamp,
     ) {
         let mut position = None;
-        if let Some(window) = &self.fast {
+        if let Some(window) = &self.view.closed_window {
             if outcome != Outcome::Ignored {
                 let failed = outcome == Outcome::Failure;
                 match self.complete_closed(window, failed, elapsed_nanos, now) {
@@ -89,7 +91,7 @@ impl Shared {
                 }
             }
         }
-        self.complete_locked(permit_id, outcome, elapsed_nanos, now, position);
+        self.complete_locked(state, outcome, elapsed_nanos, now, position);
     }
 
     /// Records a call in CLOSED's window without the lock, and publishes its event if anyone
@@ -101,69 +103,79 @@ impl Shared {
     /// A call that read CLOSED and records after the breaker left it counts in the window it
     /// read, which OPEN carries on (as a call finishing an instant earlier would have).
     #[inline(always)]
-    pub(crate) fn complete_closed(
+    fn complete_closed(
         &self,
         window: &ClosedWindow,
         failed: bool,
         elapsed: u64,
         now: Timestamp,
     ) -> Result<(), Option<u32>> {
-        let tag = self.tag.load();
+        let tag = self.view.tag.load();
         if !tag.is(State::Closed) {
             return Err(None);
         }
-        // No `note_history` here: a call recorded in this window is history by itself
+        // No history to note here: a call recorded in this window is history by itself
         // (`ClosedWindow::has_recorded`).
-        let epoch = tag.id();
+        let state = tag.id();
         // The call's event, if anyone listens: published before anything the call causes.
-        let event = self.wants_call_events().then(|| {
+        let event = self.audience.wants_call_events().then(|| {
             let elapsed = Duration::from_nanos(elapsed);
             match failed {
                 true => EventKind::Error { elapsed },
                 false => EventKind::Success { elapsed },
             }
         });
-        match window.record(epoch, self.thresholds.outcome(failed, elapsed), false) {
+        match window.record(state, self.view.thresholds.outcome(failed, elapsed), false) {
             // Totals as they were: nothing for OPEN's view either, should OPEN carry them on.
             Recorded::Unchanged => {
                 if let Some(kind) = event {
-                    match window.totals(epoch) {
+                    match window.totals(state) {
                         Some(totals) => self.publish_closed_call(kind, &totals, now),
                         // The state moved on since: `trip` finds nothing to open, and
                         // publishes the event with the metrics taken under the lock.
-                        None => self.trip(epoch, now, Some(kind)),
+                        None => self.trip(state, now, Some(kind)),
                     }
                 }
             }
             Recorded::Stale(position) => return Err(Some(position)),
             Recorded::Changed(totals) => {
-                if let Verdict::Exceeded { .. } = self.thresholds.verdict(&totals) {
-                    self.trip(epoch, now, event);
+                if let Verdict::Exceeded { .. } = self.view.thresholds.verdict(&totals) {
+                    self.trip(state, now, event);
                 } else if let Some(kind) = event {
                     self.publish_closed_call(kind, &totals, now);
                 }
-                if self.tag.load() != tag {
-                    self.refresh_open_view(epoch, now);
+                if self.view.tag.load() != tag {
+                    self.refresh_open_view(state, now);
                 }
             }
         }
         Ok(())
     }
 
-    #[inline]
-    pub(crate) fn note_history(&self) {
-        if !self.history.load(Ordering::Relaxed) {
-            self.history.store(true, Ordering::Relaxed);
-        }
+    /// Publishes a rejection made on the lock-free OPEN path.
+    #[cold]
+    fn publish_rejection(&self, now: Timestamp) {
+        let metrics = self
+            .view
+            .open_metrics
+            .load(self.view.not_permitted.load(Ordering::Relaxed));
+        let kind = EventKind::NotPermitted;
+        let event = Event::new(self.display_name(), now, kind, None, metrics);
+        self.audience.deliver(&event);
     }
 
-    /// Returns a permit without recording anything (a cancelled call).
-    pub(crate) fn release(&self, permit_id: u64) {
-        // Only a HALF_OPEN state takes permits back, and only its own: skip the lock otherwise.
-        if self.tag.load() == StateTag::new(permit_id, State::HalfOpen) {
-            let mut m = self.lock();
-            self.give_back(&mut m, permit_id);
-        }
+    /// The event of a CLOSED call recorded without the lock, with the metrics of `totals`, the
+    /// window's totals after it.
+    ///
+    /// The one event goes straight to the listeners (no `Pending`, no transition to log): this
+    /// is the path every listened CLOSED call takes.
+    #[inline]
+    fn publish_closed_call(&self, kind: EventKind, totals: &Totals, now: Timestamp) {
+        let rates = self.view.thresholds.rates(totals);
+        let not_permitted = self.view.not_permitted.load(Ordering::Relaxed);
+        let metrics = metrics_of(State::Closed, totals, rates, not_permitted);
+        let event = Event::new(self.display_name(), now, kind, None, metrics);
+        self.audience.deliver(&event);
     }
 }
 
@@ -194,7 +206,7 @@ mod tests {
                 .push((event.kind(), m.state, m.buffered_calls, m.failed_calls));
         });
 
-        let held = breaker.shared.lock();
+        let held = breaker.core.lock();
         let (done, finished) = mpsc::channel();
         let caller = breaker.clone();
         std::thread::spawn(move || {
