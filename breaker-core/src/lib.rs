@@ -62,16 +62,10 @@ mod log_safe;
 mod name;
 mod registry;
 mod request_key;
-#[cfg(feature = "reqwest")]
-#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
-pub mod reqwest;
 mod site;
 mod state;
 mod sync;
 mod time;
-#[cfg(feature = "tower")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-pub mod tower;
 mod window;
 
 pub use crate::breaker::metrics::Metrics;

@@ -1,4 +1,4 @@
-//! [`ResponseFuture`]: the response of a [`CircuitBreakerService`](crate::tower::CircuitBreakerService).
+//! [`ResponseFuture`]: the response of a [`CircuitBreakerService`](crate::CircuitBreakerService).
 
 use std::fmt;
 use std::future::Future;
@@ -8,13 +8,13 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use crate::classify::Classify;
-use crate::error::CallNotPermitted;
-use crate::tower::error::BreakerError;
-use crate::{CallTimeout, OwnedPermit};
+use crate::error::BreakerError;
+use breaker_core::CallNotPermitted;
+use breaker_core::Classify;
+use breaker_core::{CallTimeout, OwnedPermit};
 
 pin_project! {
-    /// The response of a [`CircuitBreakerService`](crate::tower::CircuitBreakerService): the
+    /// The response of a [`CircuitBreakerService`](crate::CircuitBreakerService): the
     /// inner service's future `F`, polled in place under the request's permit (and the
     /// breaker's `timeout-duration`, if it has one), the fallback's future `G`, or a rejection.
     ///

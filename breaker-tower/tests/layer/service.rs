@@ -3,7 +3,6 @@
 //! a dropped response future gives its permit back, the configured error kinds and the HTTP
 //! status classifier apply, and `poll_ready` takes no permit. Then what the layer adds: the
 //! OPEN wait as `Retry-After`, `timeout-duration`, a fallback service, breakers per key.
-#![cfg(feature = "tower")]
 
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -13,8 +12,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker_core::tower::{BreakerError, CircuitBreakerLayer, HeaderKey, HttpStatus};
 use breaker_core::{Config, ErrorKind, ManualClock, Registry, State};
+use breaker_tower::{BreakerError, CircuitBreakerLayer, HeaderKey, HttpStatus};
 use tower_layer::Layer;
 use tower_service::Service;
 

@@ -2,7 +2,7 @@
 
 use reqwest_middleware::Error;
 
-use crate::error::{CallNotPermitted, CallTimedOut};
+use breaker_core::{CallNotPermitted, CallTimedOut};
 
 /// The breaker's rejection, if `error` is one: the breaker was OPEN, FORCED_OPEN, or HALF_OPEN
 /// with every trial taken, and the request was not sent.
@@ -12,7 +12,7 @@ use crate::error::{CallNotPermitted, CallTimedOut};
 /// rejection (see [`timed_out`]).
 ///
 /// ```
-/// use breaker_core::reqwest::rejected;
+/// use breaker_reqwest::rejected;
 ///
 /// fn status_for(error: &reqwest_middleware::Error) -> u16 {
 ///     match rejected(error) {

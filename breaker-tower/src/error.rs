@@ -1,11 +1,11 @@
-//! [`BreakerError`]: the error of a [`CircuitBreakerService`](crate::tower::CircuitBreakerService).
+//! [`BreakerError`]: the error of a [`CircuitBreakerService`](crate::CircuitBreakerService).
 
 use std::error::Error;
 use std::fmt;
 
-use crate::error::{CallNotPermitted, CallTimedOut};
+use breaker_core::{CallNotPermitted, CallTimedOut};
 
-/// The error of a [`CircuitBreakerService`](crate::tower::CircuitBreakerService): the breaker
+/// The error of a [`CircuitBreakerService`](crate::CircuitBreakerService): the breaker
 /// rejected the request, the request ran into the breaker's `timeout-duration`, or the inner
 /// service failed.
 ///
@@ -78,7 +78,7 @@ impl<E> BreakerError<E> {
     /// is 504 Gateway Timeout. The body is the error's Display, as `text/plain`.
     ///
     /// ```
-    /// use breaker_core::tower::BreakerError;
+    /// use breaker_tower::BreakerError;
     /// use breaker_core::{Config, Outcome, Registry};
     /// use std::time::Duration;
     ///

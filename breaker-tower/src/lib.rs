@@ -1,5 +1,11 @@
 //! A tower [`Layer`](tower_layer::Layer) and [`Service`] around a [`CircuitBreaker`], for axum,
-//! tonic, hyper and any other stack built on `tower::Service` (feature `tower`).
+//! tonic, hyper and any other stack built on `tower::Service`: `breaker::tower` with the
+//! facade's feature `tower`.
+//!
+//! Built on breaker-core's public API only: a request takes an
+//! [`OwnedPermit`](breaker_core::OwnedPermit) ([`CircuitBreaker::try_acquire_owned`]), runs
+//! under its [`CallTimeout`](breaker_core::CallTimeout), and completes the permit with its
+//! classified result.
 //!
 //! [`CircuitBreakerLayer`] wraps a service in a [`CircuitBreakerService`]. Each request asks the
 //! breaker for a permit when the service is called: a permitted request runs the inner service
@@ -12,7 +18,7 @@
 //! use std::future::{ready, Ready};
 //! use std::task::{Context, Poll};
 //!
-//! use breaker_core::tower::{BreakerError, CircuitBreakerLayer};
+//! use breaker_tower::{BreakerError, CircuitBreakerLayer};
 //! use breaker_core::{ManualClock, Registry};
 //! use tower_layer::Layer;
 //! use tower_service::Service;
@@ -71,7 +77,7 @@
 //! # Cancellation and panics
 //!
 //! A response future dropped before it finishes gives its permit back and records nothing, as
-//! a dropped [`Permit`](crate::Permit) does: a cancelled request never keeps a HALF_OPEN trial.
+//! a dropped [`Permit`](breaker_core::Permit) does: a cancelled request never keeps a HALF_OPEN trial.
 //! A panic in the inner future is recorded as a failure, and continues.
 //!
 //! # Per-key breakers
@@ -85,7 +91,7 @@
 //! # Rejections, timeouts and fallbacks
 //!
 //! A rejected request fails with [`BreakerError::Rejected`], whose
-//! [`CallNotPermitted::retry_after`](crate::CallNotPermitted::retry_after) tells how long an
+//! [`CallNotPermitted::retry_after`](breaker_core::CallNotPermitted::retry_after) tells how long an
 //! OPEN breaker still waits; [`BreakerError::http_response`] turns it into a 503 with
 //! `Retry-After` (axum: in a `HandleErrorLayer`). With
 //! [`fallback`](CircuitBreakerLayer::fallback), rejected requests go to another service
@@ -107,8 +113,10 @@
 //! layer bench). A per-key request also looks its key up in the keyed group (a hash
 //! and a lock-free map read; a key text of up to 64 bytes is formatted on the stack).
 
+#![forbid(unsafe_code)]
+
 #[cfg(doc)]
-use crate::{CircuitBreaker, Classifier, Classify};
+use breaker_core::{CircuitBreaker, Classifier, Classify};
 #[cfg(doc)]
 use tower_service::Service;
 
@@ -129,4 +137,4 @@ pub use self::layer::CircuitBreakerLayer;
 pub use self::select::{Breakers, PerKey};
 pub use self::service::CircuitBreakerService;
 pub use self::status::HttpStatus;
-pub use crate::request_key::RequestKey;
+pub use breaker_core::RequestKey;
