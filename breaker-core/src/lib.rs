@@ -36,7 +36,7 @@
 //!     let _ = breaker.call_sync(|| Err::<(), _>("product-service is down"));
 //! }
 //! assert_eq!(breaker.state(), State::Open);
-//! assert!(breaker.call_sync(|| Ok::<_, ()>(1)).unwrap_err().is_not_permitted());
+//! assert!(breaker.call_sync(|| Ok::<_, ()>(1)).unwrap_err().is_rejected());
 //! # Ok::<(), breaker_core::ConfigError>(())
 //! ```
 

@@ -52,14 +52,16 @@ use proc_macro::TokenStream;
 /// - `fallback = "path"` (or a bare path): called with the same arguments followed by a
 ///   `CallError<E>`, returning the same type, for **every** call that does not return `Ok`:
 ///   a recorded failure, an error that `ignore` or `record` leaves uncounted, a rejected call
-///   (`CallError::NotPermitted`) and a timed-out one (`CallError::TimedOut`). This is what
+///   (`CallError::Rejected`) and a timed-out one (`CallError::TimedOut`). This is what
 ///   Resilience4j's aspect does (it runs the fallback for any exception); to pass an error
-///   through, return `Err(e)` from the fallback for `CallError::Failed(e)`. An `Ok` that the
+///   through, return `Err(e)` from the fallback for `CallError::Inner(e)`. An `Ok` that the
 ///   `result` predicate counts as a failure is returned as is, without the fallback. On a method,
 ///   a bare name is the method on `Self` (`self.fallback(..)`), as in Spring; a path such as
 ///   `Self::fb` or `other::fb` is called as written, with `self` first. The fallback of an
-///   `async fn` is an `async fn`. Without a fallback, a rejected or timed-out call returns
-///   `Err(E::from(CallNotPermitted))`, so `E` must implement `From<CallNotPermitted>`.
+///   `async fn` is an `async fn`. Without a fallback, a rejected call returns
+///   `Err(E::from(CallNotPermitted))` and a timed-out one `Err(E::from(CallTimedOut))`, so `E`
+///   must implement `From<CallNotPermitted>` and `From<CallTimedOut>` (`std::io::Error` has
+///   both).
 /// - `record = path`: `Fn(&E) -> bool`; only matching errors are failures (others count as
 ///   successes). `ignore = path`: `Fn(&E) -> bool`; matching errors count as neither.
 ///   `result = path`: `Fn(&T) -> bool`; a matching `Ok` value counts as a failure. A closure
@@ -80,7 +82,7 @@ use proc_macro::TokenStream;
 /// that the rest of the crate type-checks: a missing, empty or repeated option, an unknown
 /// option (the message lists the valid ones), a fallback that is not a path, is not found, or
 /// has the wrong parameters, error type, return type or async-ness, a return type that is not a
-/// `Result`, an error type without `From<CallNotPermitted>` and no fallback, a `const fn`, a
+/// `Result`, an error type without `From<CallNotPermitted>` or `From<CallTimedOut>` and no fallback, a `const fn`, a
 /// trait method without a body, and the attribute on something that is not a fn or applied
 /// twice.
 #[proc_macro_attribute]

@@ -7,7 +7,7 @@
 //! at all, and fails at once.
 //!
 //! ```
-//! use breaker_reqwest::{rejected, CircuitBreakerMiddleware};
+//! use breaker_reqwest::{into_call_error, rejected, CircuitBreakerMiddleware};
 //! use breaker_core::{Config, Registry, State};
 //! use reqwest_middleware::ClientBuilder;
 //!
@@ -32,6 +32,8 @@
 //! let rejection = rejected(&error).expect("the breaker rejects the request");
 //! assert_eq!(rejection.state(), State::Open);
 //! assert_eq!(rejection.breaker_name(), format!("upstream[127.0.0.1:{port}]"));
+//! // The same error in the vocabulary of every other way through a breaker:
+//! assert!(into_call_error(error).is_rejected());
 //! # Ok(())
 //! # }
 //! ```
@@ -74,7 +76,9 @@
 //!   finds it (`downcast_ref::<CallTimedOut>()`).
 //!
 //! Any other error is the request's own, from reqwest or from a middleware further down the
-//! chain, returned as it came.
+//! chain, returned as it came. [`into_call_error`] reads an error in the core's one
+//! vocabulary, the [`CallError`](breaker_core::CallError) of the breaker's own calls and of
+//! the tower layer: `Rejected`, `TimedOut`, or `Inner` with the request's own error.
 //!
 //! # The breaker's call
 //!
@@ -106,7 +110,7 @@ mod key;
 mod middleware;
 
 pub use self::classify::StatusClassifier;
-pub use self::error::{rejected, timed_out};
+pub use self::error::{into_call_error, rejected, timed_out};
 pub use self::key::{HostPort, PerHost};
 pub use self::middleware::CircuitBreakerMiddleware;
 pub use breaker_core::RequestKey;

@@ -159,8 +159,8 @@ where
         let sent = async move { next.run(request, extensions).await };
         match breaker.call_with(&self.classify, sent).await {
             Ok(response) => Ok(response),
-            Err(CallError::Failed(error)) => Err(error),
-            Err(CallError::NotPermitted(rejected)) => Err(Error::middleware(rejected)),
+            Err(CallError::Inner(error)) => Err(error),
+            Err(CallError::Rejected(rejected)) => Err(Error::middleware(rejected)),
             Err(CallError::TimedOut(timed_out)) => Err(Error::middleware(timed_out)),
             // A way of ending that a later breaker-core adds: passed on whole.
             Err(other) => Err(Error::middleware(other)),

@@ -20,7 +20,7 @@ pub trait Fallback<Request, T, E> {
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), E>>;
 
     /// Answers `request`, which the breaker rejected with `rejected`; `Err(rejected)` fails
-    /// the request with [`BreakerError::Rejected`](crate::BreakerError::Rejected).
+    /// the request with [`CallError::Rejected`](breaker_core::CallError::Rejected).
     fn call(
         &mut self,
         request: Request,
@@ -29,7 +29,7 @@ pub trait Fallback<Request, T, E> {
 }
 
 /// No fallback: a rejected request fails with
-/// [`BreakerError::Rejected`](crate::BreakerError::Rejected).
+/// [`CallError::Rejected`](breaker_core::CallError::Rejected).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoFallback;
 
@@ -57,7 +57,7 @@ impl<Request, T, E> Fallback<Request, T, E> for NoFallback {
 /// [`CircuitBreakerLayer::fallback`](crate::CircuitBreakerLayer::fallback).
 ///
 /// It answers with the inner service's response and error types; its errors reach the caller
-/// as [`BreakerError::Inner`](crate::BreakerError::Inner) and are not recorded (the
+/// as [`CallError::Inner`](breaker_core::CallError::Inner) and are not recorded (the
 /// breaker records what the protected service did, and it did nothing). Its readiness is part
 /// of the protected service's: `poll_ready` is ready when both are.
 #[derive(Clone)]

@@ -5,12 +5,11 @@ use std::task::{ready, Context, Poll};
 
 use tower_service::Service;
 
-use crate::error::BreakerError;
 use crate::fallback::{Fallback, FallbackService, NoFallback};
 use crate::future::ResponseFuture;
 use crate::select::Breakers;
 use breaker_core::CircuitBreaker;
-use breaker_core::{Classifier, Classify};
+use breaker_core::{CallError, Classifier, Classify};
 
 /// A [`Service`] that protects `S` with a circuit breaker; see the [module docs](crate).
 ///
@@ -98,20 +97,20 @@ where
     F: Fallback<Request, S::Response, S::Error>,
 {
     type Response = S::Response;
-    type Error = BreakerError<S::Error>;
+    type Error = CallError<S::Error>;
     type Future = ResponseFuture<S::Future, C, F::Future>;
 
     /// Ready when the inner service is (and the fallback, if there is one): no permit is taken
     /// or held here (see the [module docs](crate)).
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        ready!(self.inner.poll_ready(cx)).map_err(BreakerError::Inner)?;
-        self.fallback.poll_ready(cx).map_err(BreakerError::Inner)
+        ready!(self.inner.poll_ready(cx)).map_err(CallError::Inner)?;
+        self.fallback.poll_ready(cx).map_err(CallError::Inner)
     }
 
     /// Asks the request's breaker for a permit: if granted, calls the inner service under it;
     /// if not, hands the request to the fallback, or returns a future that fails at once with
-    /// [`BreakerError::Rejected`].
+    /// [`CallError::Rejected`].
     #[inline]
     fn call(&mut self, request: Request) -> Self::Future {
         let acquired = self
