@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use breaker::tower::{BreakerError, CircuitBreakerLayer, HeaderKey, HttpStatus};
+use breaker::tower::{CallError, CircuitBreakerLayer, ErrorResponse, HeaderKey, HttpStatus};
 use breaker::{Config, Registry};
 use serde::Serialize;
 use tower::ServiceBuilder;
@@ -41,7 +41,7 @@ async fn stock(Path(sku): Path<String>, headers: HeaderMap) -> Result<Json<Stock
 
 /// What the breaker's errors become: 503 with `Retry-After` for a rejection, 504 for a
 /// request that ran past `timeout-duration`.
-async fn breaker_error(error: BreakerError<Infallible>) -> Response {
+async fn breaker_error(error: CallError<Infallible>) -> Response {
     error
         .http_response()
         .unwrap_or_else(|| StatusCode::INTERNAL_SERVER_ERROR.into_response())

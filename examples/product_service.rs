@@ -62,8 +62,8 @@ async fn invoke_product_api(id: &str) -> Result<Product, ProductError> {
 /// one the open circuit refused.
 async fn fallback(_id: &str, err: CallError<ProductError>) -> Result<Product, ProductError> {
     let reason = match err {
-        CallError::Failed(e) => format!("ProductError::{e:?}"),
-        CallError::NotPermitted(_) => "CallNotPermitted".to_owned(),
+        CallError::Inner(e) => format!("ProductError::{e:?}"),
+        CallError::Rejected(_) => "CallNotPermitted".to_owned(),
         CallError::TimedOut(t) => format!("timed out after {:?}", t.timeout()),
         other => format!("{other:?}"),
     };

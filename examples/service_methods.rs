@@ -9,7 +9,9 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use breaker::{circuit_breaker, CallError, CallNotPermitted, Config, EventKind, Registry};
+use breaker::{
+    circuit_breaker, CallError, CallNotPermitted, CallTimedOut, Config, EventKind, Registry,
+};
 
 /// Why a completion failed.
 #[derive(Debug)]
@@ -18,11 +20,19 @@ enum LlmError {
     Overloaded,
     /// The breaker of that provider and model is open.
     Rejected(CallNotPermitted),
+    /// The call ran longer than the breaker's `timeout-duration`.
+    TimedOut(CallTimedOut),
 }
 
 impl From<CallNotPermitted> for LlmError {
     fn from(rejected: CallNotPermitted) -> Self {
         LlmError::Rejected(rejected)
+    }
+}
+
+impl From<CallTimedOut> for LlmError {
+    fn from(timed_out: CallTimedOut) -> Self {
+        LlmError::TimedOut(timed_out)
     }
 }
 
@@ -60,8 +70,8 @@ impl LlmGateway {
         err: CallError<LlmError>,
     ) -> Result<String, LlmError> {
         let why = match &err {
-            CallError::Failed(e) => format!("{e:?}"),
-            CallError::NotPermitted(r) => format!("rejected by '{}'", r.breaker_name()),
+            CallError::Inner(e) => format!("{e:?}"),
+            CallError::Rejected(r) => format!("rejected by '{}'", r.breaker_name()),
             CallError::TimedOut(t) => format!("timed out after {:?}", t.timeout()),
             other => format!("{other:?}"),
         };
@@ -127,6 +137,7 @@ async fn main() {
     for _ in 0..3 {
         match gateway.health("flaky") {
             Err(LlmError::Rejected(rejected)) => println!("health(flaky) -> rejected: {rejected}"),
+            Err(LlmError::TimedOut(timed_out)) => println!("health(flaky) -> {timed_out}"),
             other => println!("health(flaky) -> {other:?}"),
         }
     }

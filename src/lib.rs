@@ -27,12 +27,12 @@ pub use breaker_core::hint;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 #[doc(inline)]
-pub use breaker_core::tower;
+pub use breaker_tower as tower;
 
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 #[doc(inline)]
-pub use breaker_core::reqwest;
+pub use breaker_reqwest as reqwest;
 
 #[cfg(feature = "admin")]
 #[cfg_attr(docsrs, doc(cfg(feature = "admin")))]

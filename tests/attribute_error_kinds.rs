@@ -5,7 +5,8 @@
 use std::sync::Once;
 
 use breaker::{
-    circuit_breaker, CallError, CallNotPermitted, Classifier, ErrorKind, Format, Registry, State,
+    circuit_breaker, CallError, CallNotPermitted, CallTimedOut, Classifier, ErrorKind, Format,
+    Registry, State,
 };
 
 #[derive(Debug, PartialEq)]
@@ -18,6 +19,12 @@ enum HttpError {
 impl From<CallNotPermitted> for HttpError {
     fn from(_: CallNotPermitted) -> Self {
         HttpError::Rejected
+    }
+}
+
+impl From<CallTimedOut> for HttpError {
+    fn from(_: CallTimedOut) -> Self {
+        HttpError::Timeout
     }
 }
 
@@ -142,20 +149,14 @@ async fn call_call_sync_and_call_with_apply_the_files_kinds() {
     let b = Registry::global().breaker("kinds-api");
     for _ in 0..10 {
         let out = b.call_sync(|| Err::<(), _>(HttpError::Status(409)));
-        assert!(matches!(
-            out,
-            Err(CallError::Failed(HttpError::Status(409)))
-        ));
+        assert!(matches!(out, Err(CallError::Inner(HttpError::Status(409)))));
         let out = b.call(async { Err::<(), _>(HttpError::Status(401)) }).await;
-        assert!(matches!(
-            out,
-            Err(CallError::Failed(HttpError::Status(401)))
-        ));
+        assert!(matches!(out, Err(CallError::Inner(HttpError::Status(401)))));
         let code = Classifier::new().result(|v: &u16| *v == 503);
         let out = b
             .call_with(&code, async { Err::<u16, _>(HttpError::Status(403)) })
             .await;
-        assert!(matches!(out, Err(CallError::Failed(_))));
+        assert!(matches!(out, Err(CallError::Inner(_))));
     }
     let m = b.metrics();
     assert_eq!((m.state, m.buffered_calls), (State::Closed, 0), "{m:?}");

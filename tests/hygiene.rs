@@ -25,7 +25,7 @@ mod no_prelude {
         n: u8,
         err: CallError<::std::io::Error>,
     ) -> ::std::result::Result<u8, ::std::io::Error> {
-        ::std::assert!(::std::matches!(err, CallError::Failed(_)));
+        ::std::assert!(::std::matches!(err, CallError::Inner(_)));
         ::std::result::Result::Ok(n + 100)
     }
 

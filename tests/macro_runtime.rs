@@ -10,7 +10,9 @@ use std::sync::{Mutex, Once};
 use std::task::Poll;
 use std::time::Duration;
 
-use breaker::{circuit_breaker, CallError, CallNotPermitted, Config, Registry, State};
+use breaker::{
+    circuit_breaker, CallError, CallNotPermitted, CallTimedOut, Config, Registry, State,
+};
 
 /// Installs the global registry once for this test binary.
 fn init() {
@@ -60,17 +62,23 @@ fn init() {
 enum ApiError {
     Down,
     BadRequest,
-    Rejected {
-        breaker: String,
-        timed_out_after: Option<Duration>,
-    },
+    Rejected { breaker: String },
+    TimedOut { breaker: String, after: Duration },
 }
 
 impl From<CallNotPermitted> for ApiError {
     fn from(e: CallNotPermitted) -> Self {
         ApiError::Rejected {
             breaker: e.breaker_name().to_owned(),
-            timed_out_after: e.timed_out_after(),
+        }
+    }
+}
+
+impl From<CallTimedOut> for ApiError {
+    fn from(e: CallTimedOut) -> Self {
+        ApiError::TimedOut {
+            breaker: e.breaker_name().to_owned(),
+            after: e.timeout(),
         }
     }
 }
@@ -82,8 +90,8 @@ fn breaker(name: &str) -> breaker::CircuitBreaker {
 /// What a fallback was called with.
 fn describe(err: &CallError<ApiError>) -> String {
     match err {
-        CallError::Failed(e) => format!("failed {e:?}"),
-        CallError::NotPermitted(r) => format!("not permitted by {}", r.breaker_name()),
+        CallError::Inner(e) => format!("failed {e:?}"),
+        CallError::Rejected(r) => format!("not permitted by {}", r.breaker_name()),
         CallError::TimedOut(t) => format!("timed out after {:?}", t.timeout()),
         other => format!("{other:?}"),
     }
@@ -119,7 +127,6 @@ async fn two_functions_with_one_name_share_one_breaker() {
     // Both functions are now rejected, without a fallback: `Err(ApiError::from(..))`.
     let rejected = ApiError::Rejected {
         breaker: "rt:shared".into(),
-        timed_out_after: None,
     };
     assert_eq!(shared_a(false).await, Err(rejected.clone()));
     assert_eq!(shared_b(), Err(rejected));
@@ -187,7 +194,7 @@ fn validate(input: &str) -> Result<String, ApiError> {
 fn ignored_fallback(input: &str, err: CallError<ApiError>) -> Result<String, ApiError> {
     // A fallback that passes the caller's own mistakes through, as a user would write it.
     match err {
-        CallError::Failed(ApiError::BadRequest) => Err(ApiError::BadRequest),
+        CallError::Inner(ApiError::BadRequest) => Err(ApiError::BadRequest),
         other => Ok(format!("{input}: {}", describe(&other))),
     }
 }
@@ -227,10 +234,7 @@ async fn status(code: u16) -> Result<u16, ApiError> {
 }
 
 async fn status_fallback(_code: u16, err: CallError<ApiError>) -> Result<u16, ApiError> {
-    assert!(
-        err.is_not_permitted(),
-        "only rejections reach the fallback here"
-    );
+    assert!(err.is_rejected(), "only rejections reach the fallback here");
     Ok(0)
 }
 
@@ -297,7 +301,7 @@ async fn a_dropped_future_releases_its_half_open_permit() {
     assert_eq!(b.state(), State::Closed);
 }
 
-// --- timeout-duration: cancelled, a failure, a rejection-like error ---------------------------
+// --- timeout-duration: cancelled, a failure, an error of its own ------------------------------
 
 #[circuit_breaker(name = "rt:timeout")]
 async fn slow(delay_ms: u64) -> Result<u64, ApiError> {
@@ -322,11 +326,11 @@ async fn a_timeout_cancels_the_call_and_counts_as_a_failure() {
     assert_eq!(slow(10).await, Ok(10));
     assert_eq!(
         slow(5_000).await,
-        Err(ApiError::Rejected {
+        Err(ApiError::TimedOut {
             breaker: "rt:timeout".into(),
-            timed_out_after: Some(Duration::from_millis(100)),
+            after: Duration::from_millis(100),
         }),
-        "without a fallback, a timeout converts through From<CallNotPermitted>"
+        "without a fallback, a timeout converts through From<CallTimedOut>"
     );
     assert!(
         start.elapsed() < Duration::from_secs(1),
@@ -423,7 +427,6 @@ async fn keyed_breakers_are_independent() {
         for_tenant("a".into(), false).await,
         Err(ApiError::Rejected {
             breaker: "rt:keyed[a]".into(),
-            timed_out_after: None
         })
     );
     assert_eq!(KEYED_RAN.load(Ordering::SeqCst), before);
@@ -455,7 +458,6 @@ impl Inventory {
         let stock = *self.stock.lock().unwrap();
         Err(ApiError::Rejected {
             breaker: format!("{sku} x{n} ({stock} left): {}", describe(&err)),
-            timed_out_after: None,
         })
     }
 }

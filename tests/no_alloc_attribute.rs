@@ -101,7 +101,7 @@ fn answer_anyway(
     _outcome: Result<u32, ApiError>,
     err: CallError<ApiError>,
 ) -> Result<u32, ApiError> {
-    Ok(if err.is_not_permitted() { 1 } else { 2 })
+    Ok(if err.is_rejected() { 1 } else { 2 })
 }
 
 #[circuit_breaker(name = "na:async-fallback", fallback = "answer_anyway_async")]
@@ -113,7 +113,7 @@ async fn answer_anyway_async(
     _outcome: Result<u32, ApiError>,
     err: CallError<ApiError>,
 ) -> Result<u32, ApiError> {
-    Ok(if err.is_not_permitted() { 1 } else { 2 })
+    Ok(if err.is_rejected() { 1 } else { 2 })
 }
 
 struct Service {

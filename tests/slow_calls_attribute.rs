@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Once;
 use std::time::Duration;
 
-use breaker::{circuit_breaker, CallNotPermitted, Clock, Config, Registry, State};
+use breaker::{circuit_breaker, CallNotPermitted, CallTimedOut, Clock, Config, Registry, State};
 
 const THRESHOLD: Duration = Duration::from_millis(20);
 /// Three times the threshold: the coarse clock's tick (1 to 4 ms) cannot hide it.
@@ -43,11 +43,18 @@ fn init() {
 #[derive(Debug, PartialEq)]
 enum ApiError {
     Rejected(State),
+    TimedOut(Duration),
 }
 
 impl From<CallNotPermitted> for ApiError {
     fn from(e: CallNotPermitted) -> Self {
         ApiError::Rejected(e.state())
+    }
+}
+
+impl From<CallTimedOut> for ApiError {
+    fn from(e: CallTimedOut) -> Self {
+        ApiError::TimedOut(e.timeout())
     }
 }
 

@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use breaker::tower::{BreakerError, CircuitBreakerLayer, HttpStatus};
+use breaker::tower::{CallError, CircuitBreakerLayer, ErrorResponse, HttpStatus};
 use breaker::{Config, ManualClock, Registry, State};
 use tower_layer::Stack;
 
@@ -35,7 +35,7 @@ impl Downstream {
 
 /// A rejection becomes a 503 with `Retry-After`; the handler's own errors cannot happen
 /// (`Infallible`).
-async fn rejected(error: BreakerError<Infallible>) -> Response {
+async fn rejected(error: CallError<Infallible>) -> Response {
     error
         .http_response()
         .unwrap_or_else(|| StatusCode::INTERNAL_SERVER_ERROR.into_response())

@@ -13,7 +13,7 @@ use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::Router;
-use breaker::tower::{BreakerError, CircuitBreakerLayer, HostKey, HttpStatus};
+use breaker::tower::{CallError, CircuitBreakerLayer, HostKey, HttpStatus};
 use breaker::{Config, ManualClock, Registry, State};
 use http_body_util::Empty;
 use hyper_util::client::legacy::Client;
@@ -151,7 +151,7 @@ async fn connection_errors_are_failures_and_a_dropped_request_gives_its_trial_ba
     for _ in 0..4 {
         let error = service.call(get_request(&closed_at)).await.unwrap_err();
         assert!(
-            matches!(error, BreakerError::Inner(ref e) if e.is_connect()),
+            matches!(error, CallError::Inner(ref e) if e.is_connect()),
             "{error}"
         );
     }

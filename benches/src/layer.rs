@@ -279,7 +279,7 @@ fn open(plan: &Plan, t: &mut Rows) {
         .is_rejected());
     assert!(block_on(breaker.call(Echo.call(7)))
         .unwrap_err()
-        .is_not_permitted());
+        .is_rejected());
     assert!(request(&mut tower.clone(), 7)
         .unwrap_err()
         .is_circuit_open());

@@ -21,6 +21,29 @@ pub enum Outcome {
     Ignored,
 }
 
+impl Outcome {
+    /// How an HTTP response counts by its status code: a 5xx is a failure, a 4xx is ignored
+    /// (the caller's mistake says nothing about the server's health), anything else a success.
+    /// The one rule behind the tower layer's `HttpStatus` and the reqwest middleware's
+    /// `StatusClassifier`.
+    ///
+    /// ```
+    /// use breaker_core::Outcome;
+    ///
+    /// assert_eq!(Outcome::from_http_status(200), Outcome::Success);
+    /// assert_eq!(Outcome::from_http_status(404), Outcome::Ignored);
+    /// assert_eq!(Outcome::from_http_status(503), Outcome::Failure);
+    /// ```
+    #[inline]
+    pub fn from_http_status(status: u16) -> Outcome {
+        match status {
+            500..=599 => Outcome::Failure,
+            400..=499 => Outcome::Ignored,
+            _ => Outcome::Success,
+        }
+    }
+}
+
 /// Decides how a call's result counts: success, failure, or ignored.
 ///
 /// Any `Fn(&Result<T, E>) -> Outcome` is a `Classify`; [`Classifier`] builds one from
@@ -347,20 +370,5 @@ impl<C> fmt::Debug for ConfiguredClassifier<'_, C> {
             .field("record_exceptions", &self.record)
             .field("ignore_exceptions", &self.ignore)
             .finish_non_exhaustive()
-    }
-}
-
-/// How an HTTP response counts by its status, for the tower layer's `HttpStatus` and the
-/// reqwest middleware's `StatusClassifier`: a 5xx is a failure, a 4xx is ignored (the caller's
-/// mistake says nothing about the server's health), anything else a success.
-#[cfg(any(feature = "tower", feature = "reqwest"))]
-#[inline]
-pub(crate) fn http_status_outcome(status: http::StatusCode) -> Outcome {
-    if status.is_server_error() {
-        Outcome::Failure
-    } else if status.is_client_error() {
-        Outcome::Ignored
-    } else {
-        Outcome::Success
     }
 }

@@ -12,24 +12,21 @@ use crate::time::timestamp::duration_nanos;
 /// A call was rejected: the breaker is OPEN or FORCED_OPEN, or HALF_OPEN with every trial
 /// permit taken. The downstream was not called.
 ///
-/// A function guarded without a fallback returns its own error type built from this one
-/// (`E: From<CallNotPermitted>`). So that such a type needs one conversion only, a timed-out
-/// call converts into this type too ([`From<CallTimedOut>`]); [`CallNotPermitted::timed_out_after`]
-/// tells the two apart.
+/// It stands for a rejection only: a call cut by `timeout-duration` is a [`CallTimedOut`]. A
+/// function guarded without a fallback returns its own error type built from each
+/// (`E: From<CallNotPermitted> + From<CallTimedOut>`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct CallNotPermitted {
     // Two words, so that a `Result` carrying this error is cheap to return and to move: the
-    // name (one pointer), and a packed detail: the state's code in the top 3 bits, then one bit
-    // that says whether the call timed out, then 60 bits of nanoseconds (about 36 years, where
-    // longer durations saturate): the timeout, or for a rejection the time left in OPEN's wait
-    // plus one (0: not known).
+    // name (one pointer), and a packed detail: the state's code in the top 3 bits, then 61 bits
+    // for the time left in OPEN's wait in nanoseconds plus one (0: not known; longer waits
+    // saturate, at about 73 years).
     name: Name,
     detail: u64,
 }
 
 const STATE_SHIFT: u32 = 61;
-const TIMED_OUT: u64 = 1 << 60;
-const NANOS_MASK: u64 = TIMED_OUT - 1;
+const NANOS_MASK: u64 = (1 << STATE_SHIFT) - 1;
 
 impl CallNotPermitted {
     #[inline]
@@ -50,22 +47,15 @@ impl CallNotPermitted {
         }
     }
 
-    /// For a call that was cancelled by `timeout-duration` rather than rejected: the timeout.
-    pub fn timed_out_after(&self) -> Option<Duration> {
-        (self.detail & TIMED_OUT != 0).then(|| Duration::from_nanos(self.detail & NANOS_MASK))
-    }
-
     /// For a call rejected by an OPEN breaker: how long until its wait is over and it lets
     /// trial calls through (HALF_OPEN). `None` for any other rejection (FORCED_OPEN has no
-    /// end; a HALF_OPEN breaker with every trial taken cannot tell when one frees up) and for
-    /// a timeout.
+    /// end; a HALF_OPEN breaker with every trial taken cannot tell when one frees up).
     ///
     /// This is what an HTTP service puts in `Retry-After`; the time is taken when the call was
     /// rejected, on the breaker's clock.
     pub fn retry_after(&self) -> Option<Duration> {
-        match self.detail & (TIMED_OUT | NANOS_MASK) {
+        match self.detail & NANOS_MASK {
             0 => None,
-            d if d & TIMED_OUT != 0 => None,
             plus_one => Some(Duration::from_nanos(plus_one - 1)),
         }
     }
@@ -86,7 +76,6 @@ impl fmt::Debug for CallNotPermitted {
         f.debug_struct("CallNotPermitted")
             .field("name", &self.breaker_name())
             .field("state", &self.state())
-            .field("timed_out_after", &self.timed_out_after())
             .field("retry_after", &self.retry_after())
             .finish()
     }
@@ -94,13 +83,6 @@ impl fmt::Debug for CallNotPermitted {
 
 impl fmt::Display for CallNotPermitted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(after) = self.timed_out_after() {
-            return write!(
-                f,
-                "CircuitBreaker '{}' cancelled a call that ran longer than {after:?}",
-                LogSafe(self.breaker_name())
-            );
-        }
         write!(
             f,
             "CircuitBreaker '{}' is {} and does not permit further calls",
@@ -112,17 +94,12 @@ impl fmt::Display for CallNotPermitted {
 
 impl Error for CallNotPermitted {}
 
-/// A rejected call as an I/O error, so that a function returning `io::Result<T>` can be
-/// guarded without a fallback: [`ErrorKind::TimedOut`](std::io::ErrorKind::TimedOut) for a call
-/// cancelled by `timeout-duration`, [`ErrorKind::Other`](std::io::ErrorKind::Other) for a
-/// rejection. The [`CallNotPermitted`] is the error's inner value (`get_ref`).
+/// A rejected call as an I/O error of kind [`Other`](std::io::ErrorKind::Other), so that a
+/// function returning `io::Result<T>` can be guarded without a fallback. The
+/// [`CallNotPermitted`] is the error's inner value (`get_ref`).
 impl From<CallNotPermitted> for std::io::Error {
     fn from(rejected: CallNotPermitted) -> std::io::Error {
-        let kind = match rejected.timed_out_after() {
-            Some(_) => std::io::ErrorKind::TimedOut,
-            None => std::io::ErrorKind::Other,
-        };
-        std::io::Error::new(kind, rejected)
+        std::io::Error::other(rejected)
     }
 }
 
@@ -130,9 +107,7 @@ impl From<CallNotPermitted> for std::io::Error {
 /// recorded as a failure.
 ///
 /// A function guarded without a fallback returns it through its error type's
-/// `From<CallTimedOut>` if it has one (`io::Error` does: kind `TimedOut`); an error type with
-/// only `From<CallNotPermitted>` gets a [`CallNotPermitted`] whose
-/// [`timed_out_after`](CallNotPermitted::timed_out_after) is set.
+/// `From<CallTimedOut>` (`io::Error` has one: kind `TimedOut`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct CallTimedOut {
     name: Name,
@@ -189,44 +164,32 @@ impl From<CallTimedOut> for std::io::Error {
     }
 }
 
-impl From<CallTimedOut> for CallNotPermitted {
-    fn from(timed_out: CallTimedOut) -> CallNotPermitted {
-        CallNotPermitted {
-            name: timed_out.name,
-            detail: State::Closed.code() << STATE_SHIFT
-                | TIMED_OUT
-                | timed_out.after.min(NANOS_MASK),
-        }
-    }
-}
-
-/// How a protected call ended, when it did not end with `Ok`.
+/// How a protected call ended, when it did not end with `Ok`: the one error of every way
+/// through a breaker (its calls, the attribute's fallbacks, the tower layer's service).
+///
+/// `Display` is the rejection's, the timeout's or the inner error's own, so that guarding a
+/// call does not change how its errors read; for the same reason [`source`](Error::source)
+/// is what that error's own `source` is (the error `Display` printed is not repeated as its
+/// source).
 ///
 /// Non-exhaustive: a later version may tell apart more ways a call can end without its own
 /// result, so a `match` on it needs a `_` arm.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CallError<E> {
     /// The breaker rejected the call; the downstream was not called.
-    NotPermitted(CallNotPermitted),
-    /// The call ran and returned this error (recorded as a failure, or ignored, as classified).
-    Failed(E),
+    Rejected(CallNotPermitted),
     /// The call ran longer than `timeout-duration`; it was cancelled and recorded as a failure.
     TimedOut(CallTimedOut),
+    /// The call ran and returned this error (recorded as a failure, or ignored, as
+    /// classified).
+    Inner(E),
 }
 
 impl<E> CallError<E> {
     /// Whether the breaker rejected the call.
-    pub fn is_not_permitted(&self) -> bool {
-        matches!(self, CallError::NotPermitted(_))
-    }
-
-    /// The call's own error, if it ran.
-    pub fn into_inner(self) -> Option<E> {
-        match self {
-            CallError::Failed(e) => Some(e),
-            CallError::NotPermitted(_) | CallError::TimedOut(_) => None,
-        }
+    pub fn is_rejected(&self) -> bool {
+        matches!(self, CallError::Rejected(_))
     }
 
     /// Whether the call was cancelled by `timeout-duration`.
@@ -234,42 +197,81 @@ impl<E> CallError<E> {
         matches!(self, CallError::TimedOut(_))
     }
 
-    /// Converts into the call's error type, which can represent a rejection (a timeout
-    /// converts through [`CallNotPermitted`] too).
+    /// The rejection, if the breaker rejected the call.
+    pub fn rejected(&self) -> Option<&CallNotPermitted> {
+        match self {
+            CallError::Rejected(rejected) => Some(rejected),
+            _ => None,
+        }
+    }
+
+    /// The timeout, if the call ran into it.
+    pub fn timed_out(&self) -> Option<&CallTimedOut> {
+        match self {
+            CallError::TimedOut(timed_out) => Some(timed_out),
+            _ => None,
+        }
+    }
+
+    /// The call's own error, if it ran and failed.
+    pub fn inner(&self) -> Option<&E> {
+        match self {
+            CallError::Inner(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The call's own error, if it ran and failed.
+    pub fn into_inner(self) -> Option<E> {
+        match self {
+            CallError::Inner(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Converts into the call's error type, which can represent a rejection and a timeout
+    /// (`std::io::Error` can: kinds `Other` and `TimedOut`).
     pub fn into_error(self) -> E
     where
-        E: From<CallNotPermitted>,
+        E: From<CallNotPermitted> + From<CallTimedOut>,
     {
         match self {
-            CallError::Failed(e) => e,
-            CallError::NotPermitted(rejected) => E::from(rejected),
-            CallError::TimedOut(timed_out) => E::from(CallNotPermitted::from(timed_out)),
+            CallError::Inner(e) => e,
+            CallError::Rejected(rejected) => E::from(rejected),
+            CallError::TimedOut(timed_out) => E::from(timed_out),
         }
     }
 }
 
 impl<E> From<CallNotPermitted> for CallError<E> {
     fn from(rejected: CallNotPermitted) -> Self {
-        CallError::NotPermitted(rejected)
+        CallError::Rejected(rejected)
+    }
+}
+
+impl<E> From<CallTimedOut> for CallError<E> {
+    fn from(timed_out: CallTimedOut) -> Self {
+        CallError::TimedOut(timed_out)
     }
 }
 
 impl<E: fmt::Display> fmt::Display for CallError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CallError::NotPermitted(rejected) => rejected.fmt(f),
-            CallError::Failed(e) => e.fmt(f),
+            CallError::Rejected(rejected) => rejected.fmt(f),
             CallError::TimedOut(timed_out) => timed_out.fmt(f),
+            CallError::Inner(e) => e.fmt(f),
         }
     }
 }
 
 impl<E: Error + 'static> Error for CallError<E> {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
+        // `Display` printed the variant's error itself: its source is that error's.
         match self {
-            CallError::NotPermitted(rejected) => Some(rejected),
-            CallError::Failed(e) => Some(e),
-            CallError::TimedOut(timed_out) => Some(timed_out),
+            CallError::Rejected(rejected) => rejected.source(),
+            CallError::TimedOut(timed_out) => timed_out.source(),
+            CallError::Inner(e) => e.source(),
         }
     }
 }
@@ -325,34 +327,74 @@ mod tests {
         for state in State::ALL {
             let rejected = CallNotPermitted::new(name.clone(), state);
             assert_eq!(rejected.state(), state);
-            assert_eq!(rejected.timed_out_after(), None);
+            assert_eq!(rejected.retry_after(), None);
             assert_eq!(rejected.breaker_name(), "error-tests:packing");
         }
-        for after in [
-            Duration::ZERO,
-            Duration::from_nanos(1),
-            Duration::from_millis(2_000),
-            Duration::from_secs(3600 * 24 * 365 * 30),
-        ] {
-            let timed_out = CallNotPermitted::from(CallTimedOut::new(name.clone(), after));
-            assert_eq!(timed_out.timed_out_after(), Some(after));
-            assert_eq!(timed_out.state(), State::Closed);
-        }
-        // Beyond about 36 years the timeout saturates instead of spilling into the state.
-        let forever = CallNotPermitted::from(CallTimedOut::new(name.clone(), Duration::MAX));
-        assert_eq!(forever.state(), State::Closed);
-        assert_eq!(forever.retry_after(), None);
-        assert!(forever.timed_out_after().unwrap() > Duration::from_secs(3600 * 24 * 365 * 36));
         for remaining in [0, 1, 1_500_000_000, u64::MAX] {
             let open = CallNotPermitted::open(name.clone(), remaining);
             assert_eq!(open.state(), State::Open);
-            assert_eq!(open.timed_out_after(), None);
             let expected = Duration::from_nanos(remaining.min(NANOS_MASK - 1));
             assert_eq!(open.retry_after(), Some(expected));
         }
         assert_eq!(
             CallNotPermitted::new(name, State::ForcedOpen).retry_after(),
             None
+        );
+    }
+
+    /// An error reporter prints `Display`, then walks `source()`: nothing is printed twice.
+    #[test]
+    fn call_errors_read_as_the_error_they_carry_and_never_repeat_it() {
+        #[derive(Debug)]
+        struct Refused(std::io::Error);
+        impl fmt::Display for Refused {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("refused")
+            }
+        }
+        impl Error for Refused {
+            fn source(&self) -> Option<&(dyn Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        fn chain(e: &dyn Error) -> Vec<String> {
+            let mut lines = vec![e.to_string()];
+            let mut next = e.source();
+            while let Some(e) = next {
+                lines.push(e.to_string());
+                next = e.source();
+            }
+            lines
+        }
+        let name = crate::name::intern("error-tests:chain");
+        let inner = CallError::Inner(Refused(std::io::Error::other("connection reset")));
+        assert_eq!(chain(&inner), ["refused", "connection reset"]);
+        let rejected = CallError::<Refused>::from(CallNotPermitted::new(name.clone(), State::Open));
+        assert_eq!(
+            chain(&rejected),
+            ["CircuitBreaker 'error-tests:chain' is OPEN and does not permit further calls"]
+        );
+        assert!(rejected.is_rejected() && !rejected.is_timed_out());
+        let timed_out = CallTimedOut::new(name.clone(), Duration::from_millis(100));
+        let timed_out = CallError::<Refused>::from(timed_out);
+        assert_eq!(
+            chain(&timed_out),
+            ["CircuitBreaker 'error-tests:chain' cancelled a call that ran longer than 100ms"]
+        );
+        assert!(timed_out.is_timed_out() && !timed_out.is_rejected());
+        assert_eq!(
+            timed_out.timed_out().map(CallTimedOut::timeout),
+            Some(Duration::from_millis(100))
+        );
+        let io = |e: CallError<std::io::Error>| e.into_error().kind();
+        let after = Duration::from_millis(100);
+        let timed_out = CallError::from(CallTimedOut::new(name.clone(), after));
+        assert_eq!(io(timed_out), std::io::ErrorKind::TimedOut);
+        let rejected = CallError::from(CallNotPermitted::new(name, State::Open));
+        assert_eq!(io(rejected), std::io::ErrorKind::Other);
+        assert_eq!(
+            inner.into_inner().map(|e| e.0.kind()),
+            Some(std::io::ErrorKind::Other)
         );
     }
 }

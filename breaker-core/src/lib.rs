@@ -36,7 +36,7 @@
 //!     let _ = breaker.call_sync(|| Err::<(), _>("product-service is down"));
 //! }
 //! assert_eq!(breaker.state(), State::Open);
-//! assert!(breaker.call_sync(|| Ok::<_, ()>(1)).unwrap_err().is_not_permitted());
+//! assert!(breaker.call_sync(|| Ok::<_, ()>(1)).unwrap_err().is_rejected());
 //! # Ok::<(), breaker_core::ConfigError>(())
 //! ```
 
@@ -62,9 +62,6 @@ mod log_safe;
 mod name;
 mod registry;
 mod request_key;
-#[cfg(feature = "reqwest")]
-#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
-pub mod reqwest;
 mod site;
 mod state;
 mod sync;
@@ -72,9 +69,6 @@ mod sync;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 mod time;
-#[cfg(feature = "tower")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-pub mod tower;
 mod window;
 
 pub use crate::breaker::metrics::Metrics;

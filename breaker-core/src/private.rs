@@ -13,7 +13,6 @@
 
 use std::fmt;
 use std::future::Future;
-use std::marker::PhantomData;
 
 pub use std::result::Result::{self, Err, Ok};
 
@@ -54,21 +53,27 @@ impl<T, E> GuardedOutput for Result<T, E> {
     }
 }
 
-/// An error type that can stand for a rejected (or timed-out) call.
+/// An error type that can stand for a rejected call and for a timed-out one.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot hold a rejected call: implement `From<CallNotPermitted>` for it, or give the attribute a `fallback`",
-    label = "without a `fallback`, a rejected call returns `Err({Self}::from(CallNotPermitted))`",
-    note = "a call that times out (`timeout-duration`) also converts through `From<CallNotPermitted>`"
+    message = "`{Self}` cannot hold a rejected or timed-out call: implement `From<CallNotPermitted>` and `From<CallTimedOut>` for it, or give the attribute a `fallback`",
+    label = "without a `fallback`, a rejected call returns `Err({Self}::from(CallNotPermitted))`, a timed-out one `Err({Self}::from(CallTimedOut))`",
+    note = "`std::io::Error` has both conversions"
 )]
 pub trait FromRejection: Sized {
     /// The error for a rejected call.
     fn from_rejection(rejected: CallNotPermitted) -> Self;
+    /// The error for a call cut by `timeout-duration`.
+    fn from_timeout(timed_out: CallTimedOut) -> Self;
 }
 
-impl<E: From<CallNotPermitted>> FromRejection for E {
+impl<E: From<CallNotPermitted> + From<CallTimedOut>> FromRejection for E {
     #[inline]
     fn from_rejection(rejected: CallNotPermitted) -> Self {
         E::from(rejected)
+    }
+    #[inline]
+    fn from_timeout(timed_out: CallTimedOut) -> Self {
+        E::from(timed_out)
     }
 }
 
@@ -237,78 +242,16 @@ where
 }
 
 /// Without a fallback: the call's own error as is, a rejection through
-/// `From<CallNotPermitted>`, and a timeout as `timeout` converts it: through
-/// `From<CallTimedOut>` where the error type has it, else through `From<CallNotPermitted>`
-/// (see [`TimeoutTo`]).
+/// `From<CallNotPermitted>`, a timeout through `From<CallTimedOut>`.
 #[inline]
-pub fn reject<R, T>(out: Result<R::Ok, CallError<R::Err>>, timeout: T) -> R
+pub fn reject<R>(out: Result<R::Ok, CallError<R::Err>>) -> R
 where
     R: GuardedOutput,
     R::Err: FromRejection,
-    T: FnOnce(CallTimedOut) -> Result<R::Err, CallTimedOut>,
 {
-    R::from_result(match out {
-        Ok(value) => Ok(value),
-        Err(CallError::Failed(e)) => Err(e),
-        Err(CallError::NotPermitted(rejected)) => Err(R::Err::from_rejection(rejected)),
-        Err(CallError::TimedOut(timed_out)) => Err(match timeout(timed_out) {
-            Ok(e) => e,
-            Err(timed_out) => R::Err::from_rejection(timed_out.into()),
-        }),
-    })
-}
-
-/// Picks how a timed-out call becomes the guarded function's error `E`, where the expansion
-/// knows `E`: `(&timeout_to(&out)).convert(t)` resolves to [`ViaTimedOut`] when
-/// `E: From<CallTimedOut>` (the method on `&TimeoutTo<E>` comes first), else to
-/// [`ViaRejection`], which hands the timeout back for `reject` to convert through
-/// `From<CallNotPermitted>`. (Method resolution tries the receiver as written before it
-/// dereferences it: the autoref way to choose by an impl that may or may not exist.)
-pub struct TimeoutTo<E>(PhantomData<fn() -> E>);
-
-impl<E> Clone for TimeoutTo<E> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<E> Copy for TimeoutTo<E> {}
-
-impl<E> fmt::Debug for TimeoutTo<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("TimeoutTo")
-    }
-}
-
-/// The [`TimeoutTo`] of a call's error type, read off the call's output (so that it is known
-/// even where the return type has an `impl Trait` the expansion writes as `_`).
-#[inline]
-pub fn timeout_to<T, E>(_out: &Result<T, CallError<E>>) -> TimeoutTo<E> {
-    TimeoutTo(PhantomData)
-}
-
-/// A timeout through the error type's own `From<CallTimedOut>`.
-pub trait ViaTimedOut<E> {
-    /// `E::from(timed_out)`.
-    fn convert(self, timed_out: CallTimedOut) -> Result<E, CallTimedOut>;
-}
-
-impl<E: From<CallTimedOut>> ViaTimedOut<E> for &TimeoutTo<E> {
-    #[inline]
-    fn convert(self, timed_out: CallTimedOut) -> Result<E, CallTimedOut> {
-        Ok(E::from(timed_out))
-    }
-}
-
-/// A timeout for `reject` to convert through `From<CallNotPermitted>`.
-pub trait ViaRejection<E> {
-    /// The timeout, handed back.
-    fn convert(self, timed_out: CallTimedOut) -> Result<E, CallTimedOut>;
-}
-
-impl<E> ViaRejection<E> for TimeoutTo<E> {
-    #[inline]
-    fn convert(self, timed_out: CallTimedOut) -> Result<E, CallTimedOut> {
-        Err(timed_out)
-    }
+    R::from_result(out.map_err(|error| match error {
+        CallError::Inner(e) => e,
+        CallError::Rejected(rejected) => R::Err::from_rejection(rejected),
+        CallError::TimedOut(timed_out) => R::Err::from_timeout(timed_out),
+    }))
 }

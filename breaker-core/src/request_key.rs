@@ -1,6 +1,7 @@
-//! [`RequestKey`]: what a request's keyed breaker is, for the tower layer
-//! ([`per_key`](crate::tower::CircuitBreakerLayer::per_key)) and the reqwest middleware
-//! ([`keyed_by`](crate::reqwest::CircuitBreakerMiddleware::keyed_by)).
+//! [`RequestKey`]: what a request's keyed breaker is, for the integrations: the tower layer's
+//! `CircuitBreakerLayer::per_key` (crate `breaker-tower`) and the reqwest middleware's
+//! `CircuitBreakerMiddleware::keyed_by` (crate `breaker-reqwest`). It names no HTTP type, so
+//! it lives here, where both find it.
 
 use std::fmt;
 

@@ -34,10 +34,7 @@ fn ignored_errors_count_for_nothing_and_results_can_be_failures() {
         .result(|status: &u16| *status >= 500);
     for _ in 0..10 {
         let out = b.call_sync_with(&classify, || Err::<u16, _>(HttpError::Status(404)));
-        assert!(matches!(
-            out,
-            Err(CallError::Failed(HttpError::Status(404)))
-        ));
+        assert!(matches!(out, Err(CallError::Inner(HttpError::Status(404)))));
     }
     assert_eq!(b.metrics().buffered_calls, 0);
     assert_eq!(

@@ -105,7 +105,7 @@ fn product_service_loaded_breaker_runs_the_trace() {
     assert!(b
         .call_sync(|| Ok::<_, ()>("not called"))
         .unwrap_err()
-        .is_not_permitted());
+        .is_rejected());
     clock.advance(Duration::from_secs(10) + Duration::from_millis(1));
     assert_eq!(b.state(), State::HalfOpen, "automatic transition");
     let _ = b.call_sync(|| Ok::<_, &str>(()));

@@ -235,10 +235,7 @@ fn removing_a_key_detaches_its_breaker_and_the_next_lookup_makes_a_fresh_one() {
     assert!(removed.ptr_eq(&old) && old.is_detached());
     assert!(keyed.remove("openai").is_none());
     // The holder's breaker works on: still OPEN, still rejecting.
-    assert!(old
-        .call_sync(|| Ok::<_, ()>(()))
-        .unwrap_err()
-        .is_not_permitted());
+    assert!(old.call_sync(|| Ok::<_, ()>(())).unwrap_err().is_rejected());
     let fresh = keyed.get("openai");
     assert!(!fresh.ptr_eq(&old) && !fresh.is_detached());
     assert_eq!(fresh.state(), State::Closed);

@@ -101,7 +101,7 @@ async fn sixty_four_tasks_in_half_open_run_exactly_ten_trials() {
     for t in tasks {
         match t.await.unwrap() {
             Ok(()) => ok += 1,
-            Err(CallError::NotPermitted(_)) => rejected += 1,
+            Err(CallError::Rejected(_)) => rejected += 1,
             Err(other) => panic!("unexpected {other:?}"),
         }
     }

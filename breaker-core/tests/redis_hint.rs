@@ -58,7 +58,7 @@ fn call(b: &CircuitBreaker, downstream: &AtomicUsize, ok: bool) -> Option<bool> 
         }
     }) {
         Ok(()) => Some(true),
-        Err(e) if e.is_not_permitted() => None,
+        Err(e) if e.is_rejected() => None,
         Err(_) => Some(false),
     }
 }

@@ -146,7 +146,7 @@ fn workload(registries: &[(ManualClock, Registry)], at_third: impl FnOnce()) -> 
                         let r = b.call_sync(|| if downstream_ok(w, i) { Ok(()) } else { Err(()) });
                         seen.push(match r {
                             Ok(()) => Seen::Ok,
-                            Err(e) if e.is_not_permitted() => Seen::Rejected,
+                            Err(e) if e.is_rejected() => Seen::Rejected,
                             Err(_) => Seen::Failed,
                         });
                         progress.fetch_add(1, Ordering::Relaxed);
@@ -261,7 +261,7 @@ async fn stalled_redis_blocks_no_call_and_the_hint_resumes() {
                 Ok(())
             }
         });
-        if matches!(&r, Err(e) if e.is_not_permitted()) {
+        if matches!(&r, Err(e) if e.is_rejected()) {
             rejected += 1;
         }
     }

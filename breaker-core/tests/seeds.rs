@@ -42,21 +42,21 @@ fn seed_001_watch_it_work() {
     // Calls 1 to 4: downstream called, fallback, CLOSED, buffered 1..4, no rate yet.
     for n in 1..=4 {
         let out = call(false);
-        assert!(matches!(out, Err(CallError::Failed(IllegalStateException))));
+        assert!(matches!(out, Err(CallError::Inner(IllegalStateException))));
         let m = breaker.metrics();
         assert_eq!(m.state, State::Closed, "call {n}");
         assert_eq!(m.buffered_calls, n);
         assert_eq!(m.failure_rate, None);
     }
     // Call 5: 5 of 5 failed, 100% >= 50%: OPEN.
-    assert!(matches!(call(false), Err(CallError::Failed(_))));
+    assert!(matches!(call(false), Err(CallError::Inner(_))));
     let m = breaker.metrics();
     assert_eq!(m.state, State::Open);
     assert_eq!(m.failure_rate, Some(100.0));
     // Calls 6 and 7: not called, CallNotPermitted.
     for _ in 6..=7 {
         match call(true) {
-            Err(CallError::NotPermitted(e)) => {
+            Err(CallError::Rejected(e)) => {
                 assert_eq!(e.state(), State::Open);
                 assert_eq!(
                     e.to_string(),

@@ -118,7 +118,7 @@ fn assert_slow_calls_open(
                 Ok::<_, ()>(())
             })
             .unwrap_err()
-            .is_not_permitted());
+            .is_rejected());
         assert!(!ran);
     }
     let seen = seen.lock().unwrap();
@@ -224,7 +224,7 @@ async fn assert_async_slow_calls_open(real: Real, name: &str) {
             .call(async { Ok::<_, ()>(()) })
             .await
             .unwrap_err()
-            .is_not_permitted());
+            .is_rejected());
     }
     let seen = seen.lock().unwrap();
     assert_eq!(seen.elapsed.len(), 4);

@@ -104,9 +104,9 @@ async fn flipping_downstream_accounts_for_every_call_and_ends_closed() {
                     .await;
                 let counter = match out {
                     Ok(_) => &observed.ok,
-                    Err(CallError::Failed(Downstream::BadRequest)) => &observed.ignored,
-                    Err(CallError::Failed(Downstream::Unavailable)) => &observed.failed,
-                    Err(CallError::NotPermitted(_)) => &observed.rejected,
+                    Err(CallError::Inner(Downstream::BadRequest)) => &observed.ignored,
+                    Err(CallError::Inner(Downstream::Unavailable)) => &observed.failed,
+                    Err(CallError::Rejected(_)) => &observed.rejected,
                     Err(other) => unreachable!("no timeout configured: {other:?}"),
                 };
                 counter.fetch_add(1, Ordering::Relaxed);

@@ -15,7 +15,7 @@
 //!         Err(e) => ::breaker::__private::fallback::<R, _>(fb(args.., e)).await, // at "fb"
 //!     }
 //!     // without one:
-//!     ::breaker::__private::reject::<R, _>(__breaker_out, |t| (&timeout_to(..)).convert(t)) // at `-> R`
+//!     ::breaker::__private::reject::<R>(__breaker_out) // at `-> R`
 //! }
 //! ```
 //!
@@ -198,14 +198,7 @@ fn expand(f: GuardedFn, args: &Args) -> TokenStream {
                 }
             }
         }
-        None => quote_spanned!(ret_span=> {
-            #[allow(unused_imports)]
-            use #at_ret::__private::{ViaRejection as _, ViaTimedOut as _};
-            let __breaker_timeout = #at_ret::__private::timeout_to(&__breaker_out);
-            #at_ret::__private::reject::<#ret, _>(__breaker_out, move |__breaker_timed_out| {
-                (&__breaker_timeout).convert(__breaker_timed_out)
-            })
-        }),
+        None => quote_spanned!(ret_span=> #at_ret::__private::reject::<#ret>(__breaker_out)),
     };
 
     let attrs = f.all_outer_attrs();

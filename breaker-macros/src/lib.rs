@@ -55,10 +55,10 @@ use proc_macro::TokenStream;
 /// - `fallback = "path"` (or a bare path): called with the same arguments followed by a
 ///   `CallError<E>`, returning the same type, for **every** call that does not return `Ok`:
 ///   a recorded failure, an error that `ignore` leaves uncounted or `record` counts as a
-///   success, a rejected call (`CallError::NotPermitted`) and a timed-out one
+///   success, a rejected call (`CallError::Rejected`) and a timed-out one
 ///   (`CallError::TimedOut`). This is what
 ///   Resilience4j's aspect does (it runs the fallback for any exception); to pass an error
-///   through, return `Err(e)` from the fallback for `CallError::Failed(e)`. An `Ok` that the
+///   through, return `Err(e)` from the fallback for `CallError::Inner(e)`. An `Ok` that the
 ///   `result` predicate counts as a failure is returned as is, without the fallback. On a method,
 ///   a bare name is the method on `Self` (`self.fallback(..)`), as in Spring; a path such as
 ///   `Self::fb` or `other::fb` is called as written, with `self` first. The fallback of an
@@ -67,9 +67,9 @@ use proc_macro::TokenStream;
 ///   rather than moving it (clone what it must own).
 ///
 ///   Without a fallback, the call's own error is returned as is; a rejected call returns
-///   `Err(E::from(CallNotPermitted))`, so `E` must implement `From<CallNotPermitted>`; a call
-///   that timed out (`timeout-duration`) returns `Err(E::from(CallTimedOut))` where `E`
-///   implements `From<CallTimedOut>`, else `Err(E::from(CallNotPermitted))`.
+///   `Err(E::from(CallNotPermitted))` and a timed-out one (`timeout-duration`)
+///   `Err(E::from(CallTimedOut))`, so `E` must implement `From<CallNotPermitted>` and
+///   `From<CallTimedOut>` (`std::io::Error` has both).
 /// - `record = path`: `Fn(&E) -> bool`; only matching errors are failures (others count as
 ///   successes). `ignore = path`: `Fn(&E) -> bool`; matching errors count as neither (an
 ///   error both match is ignored).
@@ -121,9 +121,9 @@ use proc_macro::TokenStream;
 /// async-ness, a parameter that is a pattern when there is a fallback, `record` and `ignore`
 /// naming the same predicate, a predicate of the wrong type, a `key` that is not `Display`, a
 /// return type that is not a `Result`, an error type that is not `'static`, or without
-/// `From<CallNotPermitted>` and no fallback, a `const fn`, a trait method without a body, an
-/// `async fn` that `#[async_trait]` has already rewritten, and the attribute on something that
-/// is not a fn or applied twice.
+/// `From<CallNotPermitted>` or `From<CallTimedOut>` and no fallback, a `const fn`, a trait
+/// method without a body, an `async fn` that `#[async_trait]` has already rewritten, and the
+/// attribute on something that is not a fn or applied twice.
 #[proc_macro_attribute]
 pub fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::circuit_breaker(attr.into(), item.into()).into()

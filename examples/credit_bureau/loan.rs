@@ -292,8 +292,8 @@ impl CreditCheck {
         err: CallError<BureauError>,
     ) -> Result<Decision, BureauError> {
         match err {
-            CallError::Failed(e @ BureauError::Status(400..=499)) => return Err(e),
-            CallError::NotPermitted(_) => {
+            CallError::Inner(e @ BureauError::Status(400..=499)) => return Err(e),
+            CallError::Rejected(_) => {
                 let waited = app.received.elapsed();
                 self.stats.rejected.fetch_add(1, Ordering::SeqCst);
                 lock(&self.stats.fail_fast).push(waited);

@@ -14,7 +14,7 @@ pub async fn fetch(n: u8) -> std::io::Result<u8> {
 }
 
 async fn fallback(n: u8, err: CallError<std::io::Error>) -> std::io::Result<u8> {
-    assert!(matches!(err, CallError::Failed(_)));
+    assert!(matches!(err, CallError::Inner(_)));
     Ok(n + 100)
 }
 

@@ -83,7 +83,7 @@ where
                 }
                 Err(rejected) => {
                     *this.stage = Stage::Done;
-                    return Poll::Ready(Err(CallError::NotPermitted(rejected)));
+                    return Poll::Ready(Err(CallError::Rejected(rejected)));
                 }
             },
             Stage::Done => panic!("a breaker's call future was polled after it completed"),
@@ -101,7 +101,7 @@ where
             if let Stage::Running(permit) = std::mem::replace(this.stage, Stage::Done) {
                 permit.finish_with(*this.classify, &result);
             }
-            return Poll::Ready(result.map_err(CallError::Failed));
+            return Poll::Ready(result.map_err(CallError::Inner));
         }
         if let Some(timer) = this.timer.as_mut().as_pin_mut() {
             if let Poll::Ready(limit) = timer.poll_expired(cx) {

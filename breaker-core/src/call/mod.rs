@@ -22,7 +22,7 @@ pub(crate) mod timeout;
 impl CircuitBreaker {
     /// Runs `fut` if the breaker permits, timing it and recording its result: every error a
     /// failure, except as the breaker's `record-exceptions` and `ignore-exceptions` say. A
-    /// rejected call returns [`CallError::NotPermitted`] without polling `fut`.
+    /// rejected call returns [`CallError::Rejected`] without polling `fut`.
     ///
     /// The configured kinds are tested through [`Any`](std::any::Any), so the error type must
     /// be `'static` (every call path has this bound, the attribute included).
@@ -92,7 +92,7 @@ impl CircuitBreaker {
             Err(panic) => permit.panicked(panic),
         };
         permit.finish(self.config().classify(classify, &result));
-        result.map_err(CallError::Failed)
+        result.map_err(CallError::Inner)
     }
 }
 

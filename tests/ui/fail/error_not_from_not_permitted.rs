@@ -9,3 +9,5 @@ async fn get(id: u32) -> Result<u32, ProductError> {
 }
 
 fn main() {}
+
+// Both conversions are missing: one error for each, whose `help:` line names the one to add.

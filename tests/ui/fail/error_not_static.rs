@@ -3,7 +3,7 @@
 // type without that bound is refused at the return type, with rustc's hint to add `'static`.
 // An error type that borrows from an argument is refused where the body returns it (rustc's
 // wording; characterised here).
-use breaker::{circuit_breaker, CallNotPermitted};
+use breaker::{circuit_breaker, CallNotPermitted, CallTimedOut};
 
 #[circuit_breaker(name = "fail:error_not_static", fallback = "fallback")]
 fn first<E: Default>() -> Result<u32, E> {
@@ -20,6 +20,12 @@ struct Borrowed<'a>(&'a str);
 impl From<CallNotPermitted> for Borrowed<'_> {
     fn from(_: CallNotPermitted) -> Self {
         Borrowed("rejected")
+    }
+}
+
+impl From<CallTimedOut> for Borrowed<'_> {
+    fn from(_: CallTimedOut) -> Self {
+        Borrowed("timed out")
     }
 }
 

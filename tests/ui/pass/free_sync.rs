@@ -12,7 +12,7 @@ fn get_product(id: u32) -> Result<String, ProductError> {
 }
 
 fn fallback(id: u32, err: CallError<ProductError>) -> Result<String, ProductError> {
-    assert!(matches!(err, CallError::Failed(ProductError)));
+    assert!(matches!(err, CallError::Inner(ProductError)));
     Ok(format!("fallback {id}"))
 }
 

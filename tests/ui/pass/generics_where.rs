@@ -1,12 +1,18 @@
 use std::fmt::Display;
 
-use breaker::{circuit_breaker, CallError, CallNotPermitted};
+use breaker::{circuit_breaker, CallError, CallNotPermitted, CallTimedOut};
 
 #[derive(Debug)]
 struct GenericError<T>(Option<T>);
 
 impl<T> From<CallNotPermitted> for GenericError<T> {
     fn from(_: CallNotPermitted) -> Self {
+        GenericError(None)
+    }
+}
+
+impl<T> From<CallTimedOut> for GenericError<T> {
+    fn from(_: CallTimedOut) -> Self {
         GenericError(None)
     }
 }

@@ -1,4 +1,5 @@
-// Any alias of `Result` counts; `io::Error` holds a rejection (`From<CallNotPermitted>`).
+// Any alias of `Result` counts; `io::Error` holds a rejection and a timeout
+// (`From<CallNotPermitted>`, `From<CallTimedOut>`).
 use std::io;
 
 use breaker::circuit_breaker;

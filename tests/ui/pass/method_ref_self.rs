@@ -1,14 +1,21 @@
-use breaker::{circuit_breaker, CallError, CallNotPermitted};
+use breaker::{circuit_breaker, CallError, CallNotPermitted, CallTimedOut};
 
 #[derive(Debug)]
 enum ApiError {
     Down,
     Rejected(CallNotPermitted),
+    TimedOut(CallTimedOut),
 }
 
 impl From<CallNotPermitted> for ApiError {
     fn from(e: CallNotPermitted) -> Self {
         ApiError::Rejected(e)
+    }
+}
+
+impl From<CallTimedOut> for ApiError {
+    fn from(e: CallTimedOut) -> Self {
+        ApiError::TimedOut(e)
     }
 }
 

@@ -1,4 +1,4 @@
-use breaker::{circuit_breaker, CallError, CallNotPermitted};
+use breaker::{circuit_breaker, CallError, CallNotPermitted, CallTimedOut};
 
 #[derive(Debug)]
 enum HttpError {
@@ -8,6 +8,12 @@ enum HttpError {
 
 impl From<CallNotPermitted> for HttpError {
     fn from(_: CallNotPermitted) -> Self {
+        HttpError::Rejected
+    }
+}
+
+impl From<CallTimedOut> for HttpError {
+    fn from(_: CallTimedOut) -> Self {
         HttpError::Rejected
     }
 }

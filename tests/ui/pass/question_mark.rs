@@ -2,7 +2,7 @@
 // the declared return type (the fake return edge), so `?` knows the error to convert into.
 use std::num::ParseIntError;
 
-use breaker::{circuit_breaker, CallNotPermitted};
+use breaker::{circuit_breaker, CallNotPermitted, CallTimedOut};
 
 #[derive(Debug)]
 enum AppError {
@@ -18,6 +18,12 @@ impl From<ParseIntError> for AppError {
 
 impl From<CallNotPermitted> for AppError {
     fn from(_: CallNotPermitted) -> Self {
+        AppError::Rejected
+    }
+}
+
+impl From<CallTimedOut> for AppError {
+    fn from(_: CallTimedOut) -> Self {
         AppError::Rejected
     }
 }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use ::reqwest::{Request, Url};
 
-use crate::request_key::RequestKey;
+use breaker_core::RequestKey;
 
 /// The default key: the request URL's host and port, as `host:port`.
 ///
@@ -15,7 +15,7 @@ use crate::request_key::RequestKey;
 /// without a host has the key `""` plus its port, if any.
 ///
 /// ```
-/// use breaker_core::reqwest::PerHost;
+/// use breaker_reqwest::PerHost;
 /// use breaker_core::RequestKey;
 ///
 /// let key = |url: &str| {

@@ -1,22 +1,18 @@
 //! No heap allocation per request through the tower layer, in CLOSED, OPEN and HALF_OPEN (a
 //! counting global allocator, per thread, as in `no_alloc.rs`: everything measured runs on the
 //! test's thread, the futures polled in place, the manual clock running no thread).
-#![cfg(feature = "tower")]
 
 use std::convert::Infallible;
 use std::future::{poll_fn, ready, Ready};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use breaker_core::tower::{CircuitBreakerLayer, HttpStatus};
 use breaker_core::{Always, Classifier, Config, ManualClock, Registry, State};
+use breaker_tower::{CircuitBreakerLayer, HttpStatus};
 use tower_layer::Layer;
 use tower_service::Service;
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
-
-use counting_alloc::{allocations_during, block_on};
+use crate::counting_alloc::{self, allocations_during, block_on};
 
 fn request<R, S: Service<R>>(service: &mut S, request: R) -> Result<S::Response, S::Error> {
     block_on(poll_fn(|cx| service.poll_ready(cx)))?;

@@ -3,11 +3,11 @@
 
 use std::fmt;
 
-use crate::breaker::CircuitBreaker;
-use crate::registry::keyed::Keyed;
-use crate::request_key::RequestKey;
+use breaker_core::CircuitBreaker;
+use breaker_core::Keyed;
+use breaker_core::RequestKey;
 
-/// How a [`CircuitBreakerService`](crate::tower::CircuitBreakerService) finds the breaker
+/// How a [`CircuitBreakerService`](crate::CircuitBreakerService) finds the breaker
 /// that guards a request.
 ///
 /// Implemented by [`CircuitBreaker`] (one breaker for every request) and [`PerKey`] (a breaker
@@ -25,7 +25,7 @@ impl<Request> Breakers<Request> for CircuitBreaker {
 }
 
 /// A breaker per request key: the key `K` picks a breaker from a registry's keyed group
-/// ([`Registry::keyed`](crate::Registry::keyed)), created on first use with the group's
+/// ([`Registry::keyed`](breaker_core::Registry::keyed)), created on first use with the group's
 /// configuration (or the instance entry `name[key]`), evicted when idle under the group's
 /// limits. The same breakers as the attribute's `key = ...` under the same name.
 ///

@@ -7,17 +7,17 @@ use ::reqwest::{Request, Response};
 use http::Extensions;
 use reqwest_middleware::{Error, Middleware, Next, Result};
 
-use crate::breaker::CircuitBreaker;
-use crate::classify::Classify;
-use crate::error::CallError;
-use crate::registry::keyed::Keyed;
-use crate::registry::Registry;
-use crate::request_key::RequestKey;
-use crate::reqwest::classify::StatusClassifier;
-use crate::reqwest::key::PerHost;
+use crate::classify::StatusClassifier;
+use crate::key::PerHost;
+use breaker_core::CallError;
+use breaker_core::CircuitBreaker;
+use breaker_core::Classify;
+use breaker_core::Keyed;
+use breaker_core::Registry;
+use breaker_core::RequestKey;
 
 /// A reqwest-middleware [`Middleware`] that sends each request through a circuit breaker; see
-/// the [module docs](crate::reqwest).
+/// the [module docs](crate).
 ///
 /// Cloning it gives another middleware on the same breakers.
 #[derive(Clone)]
@@ -55,7 +55,7 @@ impl CircuitBreakerMiddleware {
     /// One breaker per `host:port` the client talks to (see [`PerHost`]): the keyed breakers
     /// `name[host:port]` of `registry`, configured by `name` (or by an instance entry
     /// `name[host:port]`), and evicted when idle as the registry's
-    /// [`KeyedLimits`](crate::KeyedLimits) say.
+    /// [`KeyedLimits`](breaker_core::KeyedLimits) say.
     ///
     /// Results are classified by [`StatusClassifier`] (5xx and errors are failures, 4xx
     /// ignored) until [`classify`](CircuitBreakerMiddleware::classify) says otherwise.
@@ -144,9 +144,9 @@ where
     /// Sends the request down the chain if its breaker permits, under the breaker's async call
     /// (its `timeout-duration`, slow-call threshold, panic and cancellation handling), and
     /// records the result as classified. A rejected request is not sent: it fails with
-    /// [`Error::Middleware`] holding a [`CallNotPermitted`](crate::CallNotPermitted); a
+    /// [`Error::Middleware`] holding a [`CallNotPermitted`](breaker_core::CallNotPermitted); a
     /// timed-out one with [`Error::Middleware`] holding a
-    /// [`CallTimedOut`](crate::CallTimedOut).
+    /// [`CallTimedOut`](breaker_core::CallTimedOut).
     async fn handle(
         &self,
         request: Request,
@@ -159,9 +159,11 @@ where
         let sent = async move { next.run(request, extensions).await };
         match breaker.call_with(&self.classify, sent).await {
             Ok(response) => Ok(response),
-            Err(CallError::Failed(error)) => Err(error),
-            Err(CallError::NotPermitted(rejected)) => Err(Error::middleware(rejected)),
+            Err(CallError::Inner(error)) => Err(error),
+            Err(CallError::Rejected(rejected)) => Err(Error::middleware(rejected)),
             Err(CallError::TimedOut(timed_out)) => Err(Error::middleware(timed_out)),
+            // A way of ending that a later breaker-core adds: passed on whole.
+            Err(other) => Err(Error::middleware(other)),
         }
     }
 }

@@ -3,7 +3,6 @@
 //! a dropped response future gives its permit back, the configured error kinds and the HTTP
 //! status classifier apply, and `poll_ready` takes no permit. Then what the layer adds: the
 //! OPEN wait as `Retry-After`, `timeout-duration`, a fallback service, breakers per key.
-#![cfg(feature = "tower")]
 
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -13,8 +12,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker_core::tower::{BreakerError, CircuitBreakerLayer, HeaderKey, HttpStatus};
 use breaker_core::{Config, ErrorKind, ManualClock, Registry, State};
+use breaker_tower::{CallError, CircuitBreakerLayer, ErrorResponse, HeaderKey, HttpStatus};
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -151,7 +150,7 @@ fn failures_open_the_breaker_and_open_fails_fast_then_half_open_recovers() {
     flaky.set(Mode::Fail);
     for i in 0..2 {
         let error = request(&mut service, i).unwrap_err();
-        assert_eq!(error, BreakerError::Inner(Downstream::Unavailable));
+        assert_eq!(error, CallError::Inner(Downstream::Unavailable));
         assert_eq!(error.to_string(), "downstream unavailable");
     }
     let breaker = registry.breaker("flaky");
@@ -451,7 +450,7 @@ fn a_rejection_by_open_carries_the_rest_of_its_wait_as_retry_after() {
     assert_eq!(response.status(), 503);
     assert!(response.headers().get("retry-after").is_none());
     // The inner service's own errors are the service's to answer.
-    assert!(BreakerError::Inner(Downstream::Unavailable)
+    assert!(CallError::Inner(Downstream::Unavailable)
         .http_response::<String>()
         .is_none());
     assert_eq!(flaky.calls(), 0);
@@ -537,7 +536,7 @@ fn a_fallback_service_answers_rejected_requests_only() {
     // A failure of the inner service is not the fallback's to answer.
     assert_eq!(
         request(&mut service, 2),
-        Err(BreakerError::Inner(Downstream::Unavailable))
+        Err(CallError::Inner(Downstream::Unavailable))
     );
     assert_eq!(cached.calls.load(Ordering::SeqCst), 0);
 

@@ -1,6 +1,6 @@
 //! [`HttpStatus`]: classification of HTTP responses by status.
 
-use crate::classify::{http_status_outcome, Classify, Outcome};
+use breaker_core::{Classify, Outcome};
 
 /// Classifies an [`http::Response`] by its status: a 5xx is a failure, a 4xx is ignored (the
 /// caller's mistake says nothing about the server's health), anything else a success. An `Err`
@@ -8,7 +8,7 @@ use crate::classify::{http_status_outcome, Classify, Outcome};
 /// otherwise.
 ///
 /// ```
-/// use breaker_core::tower::HttpStatus;
+/// use breaker_tower::HttpStatus;
 /// use breaker_core::{Classify, Outcome};
 ///
 /// let status = |code: u16| {
@@ -26,7 +26,7 @@ impl<B, E> Classify<http::Response<B>, E> for HttpStatus {
     #[inline]
     fn classify(&self, result: &Result<http::Response<B>, E>) -> Outcome {
         match result {
-            Ok(response) => http_status_outcome(response.status()),
+            Ok(response) => Outcome::from_http_status(response.status().as_u16()),
             Err(_) => Outcome::Failure,
         }
     }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use http::header::{HeaderName, HOST};
 
-use crate::request_key::RequestKey;
+use breaker_core::RequestKey;
 
 /// Keys an HTTP request by its host: the URI's authority (`host:port`, as a client's requests
 /// carry it), else the `Host` header (as a server receives it); an empty key when neither is

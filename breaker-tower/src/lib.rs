@@ -1,10 +1,16 @@
 //! A tower [`Layer`](tower_layer::Layer) and [`Service`] around a [`CircuitBreaker`], for axum,
-//! tonic, hyper and any other stack built on `tower::Service` (feature `tower`).
+//! tonic, hyper and any other stack built on `tower::Service`: `breaker::tower` with the
+//! facade's feature `tower`.
+//!
+//! Built on breaker-core's public API only: a request takes an
+//! [`OwnedPermit`](breaker_core::OwnedPermit) ([`CircuitBreaker::try_acquire_owned`]), runs
+//! under its [`CallTimeout`](breaker_core::CallTimeout), and completes the permit with its
+//! classified result.
 //!
 //! [`CircuitBreakerLayer`] wraps a service in a [`CircuitBreakerService`]. Each request asks the
 //! breaker for a permit when the service is called: a permitted request runs the inner service
 //! under that permit, and its result is classified and recorded when the response future
-//! finishes; a rejected request fails at once with [`BreakerError::Rejected`], without calling
+//! finishes; a rejected request fails at once with [`CallError::Rejected`], without calling
 //! the inner service.
 //!
 //! ```
@@ -12,7 +18,7 @@
 //! use std::future::{ready, Ready};
 //! use std::task::{Context, Poll};
 //!
-//! use breaker_core::tower::{BreakerError, CircuitBreakerLayer};
+//! use breaker_tower::{CallError, CircuitBreakerLayer};
 //! use breaker_core::{ManualClock, Registry};
 //! use tower_layer::Layer;
 //! use tower_service::Service;
@@ -40,7 +46,7 @@
 //! # let mut cx = Context::from_waker(std::task::Waker::noop());
 //! # let Poll::Ready(response) = std::future::Future::poll(response, &mut cx) else { panic!() };
 //! assert_eq!(response.ok(), Some(7));
-//! # let _: Option<BreakerError<Infallible>> = None;
+//! # let _: Option<CallError<Infallible>> = None;
 //! ```
 //!
 //! # Readiness and rejection
@@ -55,7 +61,7 @@
 //! - An OPEN breaker answering `Pending` in `poll_ready` would stall callers until the wait is
 //!   over (and needs a timer to wake them); answering `Err` would make tower treat the service
 //!   as failed for good. Failing fast in `call` lets each request be answered at once, and the
-//!   caller map [`BreakerError::Rejected`] to what it wants (for HTTP, a 503).
+//!   caller map [`CallError::Rejected`] to what it wants (for HTTP, a 503).
 //!
 //! When a request is rejected, the inner service was made ready and is not called; its
 //! readiness is kept for the next request on the same handle.
@@ -71,7 +77,7 @@
 //! # Cancellation and panics
 //!
 //! A response future dropped before it finishes gives its permit back and records nothing, as
-//! a dropped [`Permit`](crate::Permit) does: a cancelled request never keeps a HALF_OPEN trial.
+//! a dropped [`Permit`](breaker_core::Permit) does: a cancelled request never keeps a HALF_OPEN trial.
 //! A panic in the inner future is recorded as a failure, and continues.
 //!
 //! # Per-key breakers
@@ -84,16 +90,21 @@
 //!
 //! # Rejections, timeouts and fallbacks
 //!
-//! A rejected request fails with [`BreakerError::Rejected`], whose
-//! [`CallNotPermitted::retry_after`](crate::CallNotPermitted::retry_after) tells how long an
-//! OPEN breaker still waits; [`BreakerError::http_response`] turns it into a 503 with
+//! The service's error is the core's [`CallError`], the same error as the breaker's own calls
+//! (re-exported here): [`CallError::Rejected`], [`CallError::TimedOut`], or
+//! [`CallError::Inner`] for the inner service's error, with `is_rejected()`,
+//! `is_timed_out()` and `into_inner()`.
+//!
+//! A rejected request fails with [`CallError::Rejected`], whose
+//! [`CallNotPermitted::retry_after`](breaker_core::CallNotPermitted::retry_after) tells how long an
+//! OPEN breaker still waits; [`ErrorResponse::http_response`] turns it into a 503 with
 //! `Retry-After` (axum: in a `HandleErrorLayer`). With
 //! [`fallback`](CircuitBreakerLayer::fallback), rejected requests go to another service
 //! instead.
 //!
 //! The breaker's `timeout-duration`, when set, applies to each request as to the core's async
 //! calls: the timer starts when the service is called, and a request still running when it
-//! fires is dropped, recorded as a failure and answered with [`BreakerError::TimedOut`]. It
+//! fires is dropped, recorded as a failure and answered with [`CallError::TimedOut`]. It
 //! needs a Tokio runtime with its time driver; elsewhere requests run untimed and the breaker
 //! says so once.
 //!
@@ -107,12 +118,14 @@
 //! layer bench). A per-key request also looks its key up in the keyed group (a hash
 //! and a lock-free map read; a key text of up to 64 bytes is formatted on the stack).
 
+#![forbid(unsafe_code)]
+
 #[cfg(doc)]
-use crate::{CircuitBreaker, Classifier, Classify};
+use breaker_core::{CircuitBreaker, Classifier, Classify};
 #[cfg(doc)]
 use tower_service::Service;
 
-pub mod error;
+mod error;
 mod fallback;
 pub mod future;
 mod key;
@@ -121,7 +134,7 @@ mod select;
 mod service;
 mod status;
 
-pub use self::error::BreakerError;
+pub use self::error::ErrorResponse;
 pub use self::fallback::{Fallback, FallbackService, NoFallback};
 pub use self::future::ResponseFuture;
 pub use self::key::{HeaderKey, HeaderText, HostKey, PathKey};
@@ -129,4 +142,5 @@ pub use self::layer::CircuitBreakerLayer;
 pub use self::select::{Breakers, PerKey};
 pub use self::service::CircuitBreakerService;
 pub use self::status::HttpStatus;
-pub use crate::request_key::RequestKey;
+pub use breaker_core::CallError;
+pub use breaker_core::RequestKey;

@@ -3,7 +3,7 @@
 use ::reqwest::Response;
 use reqwest_middleware::Error;
 
-use crate::classify::{http_status_outcome, Classify, Outcome};
+use breaker_core::{Classify, Outcome};
 
 /// The middleware's default classification, by the response's status:
 ///
@@ -22,7 +22,7 @@ use crate::classify::{http_status_outcome, Classify, Outcome};
 /// To change one case, classify it yourself and leave the rest to this one:
 ///
 /// ```
-/// use breaker_core::reqwest::StatusClassifier;
+/// use breaker_reqwest::StatusClassifier;
 /// use breaker_core::{Classify, Outcome};
 /// use reqwest::StatusCode;
 ///
@@ -50,7 +50,7 @@ impl Classify<Response, Error> for StatusClassifier {
     #[inline]
     fn classify(&self, result: &Result<Response, Error>) -> Outcome {
         match result {
-            Ok(response) => http_status_outcome(response.status()),
+            Ok(response) => Outcome::from_http_status(response.status().as_u16()),
             Err(_) => Outcome::Failure,
         }
     }

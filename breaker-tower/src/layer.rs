@@ -4,15 +4,15 @@ use std::fmt;
 
 use tower_layer::Layer;
 
-use crate::breaker::CircuitBreaker;
-use crate::classify::Classifier;
-use crate::registry::Registry;
-use crate::tower::fallback::{FallbackService, NoFallback};
-use crate::tower::select::PerKey;
-use crate::tower::service::CircuitBreakerService;
+use crate::fallback::{FallbackService, NoFallback};
+use crate::select::PerKey;
+use crate::service::CircuitBreakerService;
+use breaker_core::CircuitBreaker;
+use breaker_core::Classifier;
+use breaker_core::Registry;
 
 /// A [`Layer`] that protects a service with a circuit breaker, or a breaker per request key;
-/// see the [module docs](crate::tower).
+/// see the [module docs](crate).
 ///
 /// Every service the layer wraps shares the layer's breakers.
 #[derive(Clone)]
@@ -42,8 +42,8 @@ impl CircuitBreakerLayer {
 
 impl<K> CircuitBreakerLayer<Classifier, PerKey<K>> {
     /// A layer with a breaker per request key: `key` (a
-    /// [`RequestKey`](crate::tower::RequestKey), such as [`HostKey`](crate::tower::HostKey),
-    /// [`HeaderKey`](crate::tower::HeaderKey) or a closure) picks the breaker from `registry`'s
+    /// [`RequestKey`](crate::RequestKey), such as [`HostKey`](crate::HostKey),
+    /// [`HeaderKey`](crate::HeaderKey) or a closure) picks the breaker from `registry`'s
     /// keyed group `name`, the same breakers as the attribute's `key = ...` under that name.
     /// See [`PerKey`] for how many breakers keys can make.
     pub fn per_key(registry: &Registry, name: &str, key: K) -> Self {
@@ -57,7 +57,7 @@ impl<K> CircuitBreakerLayer<Classifier, PerKey<K>> {
 
 impl<C, B, F> CircuitBreakerLayer<C, B, F> {
     /// The same layer, classifying results with `classify` (for example
-    /// [`HttpStatus`](crate::tower::HttpStatus), or a [`Classifier`] with predicates), under the
+    /// [`HttpStatus`](crate::HttpStatus), or a [`Classifier`] with predicates), under the
     /// breaker's configured error kinds.
     pub fn classify<D>(self, classify: D) -> CircuitBreakerLayer<D, B, F> {
         CircuitBreakerLayer {

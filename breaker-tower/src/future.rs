@@ -1,4 +1,4 @@
-//! [`ResponseFuture`]: the response of a [`CircuitBreakerService`](crate::tower::CircuitBreakerService).
+//! [`ResponseFuture`]: the response of a [`CircuitBreakerService`](crate::CircuitBreakerService).
 
 use std::fmt;
 use std::future::Future;
@@ -8,13 +8,12 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use crate::classify::Classify;
-use crate::error::CallNotPermitted;
-use crate::tower::error::BreakerError;
-use crate::{CallTimeout, OwnedPermit};
+use breaker_core::CallNotPermitted;
+use breaker_core::Classify;
+use breaker_core::{CallError, CallTimeout, OwnedPermit};
 
 pin_project! {
-    /// The response of a [`CircuitBreakerService`](crate::tower::CircuitBreakerService): the
+    /// The response of a [`CircuitBreakerService`](crate::CircuitBreakerService): the
     /// inner service's future `F`, polled in place under the request's permit (and the
     /// breaker's `timeout-duration`, if it has one), the fallback's future `G`, or a rejection.
     ///
@@ -96,14 +95,14 @@ fn poll_timer<T, E>(
     timer: &mut Pin<Box<CallTimeout>>,
     permit: &mut Option<OwnedPermit>,
     cx: &mut Context<'_>,
-) -> Poll<Result<T, BreakerError<E>>> {
+) -> Poll<Result<T, CallError<E>>> {
     let Poll::Ready(limit) = timer.as_mut().poll_expired(cx) else {
         return Poll::Pending;
     };
     let permit = permit
         .take()
         .expect("a breaker's response future was polled after it completed");
-    Poll::Ready(Err(BreakerError::TimedOut(permit.timed_out(limit))))
+    Poll::Ready(Err(CallError::TimedOut(permit.timed_out(limit))))
 }
 
 /// The request's timer, boxed (see `Kind::Called`); out of line, so the common case (no
@@ -121,7 +120,7 @@ where
     C: Classify<T, E>,
     E: 'static,
 {
-    type Output = Result<T, BreakerError<E>>;
+    type Output = Result<T, CallError<E>>;
 
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -131,9 +130,9 @@ where
                 let error = error
                     .take()
                     .expect("a breaker's response future was polled after it completed");
-                Poll::Ready(Err(BreakerError::Rejected(error)))
+                Poll::Ready(Err(CallError::Rejected(error)))
             }
-            KindProj::Fallback { fut } => fut.poll(cx).map_err(BreakerError::Inner),
+            KindProj::Fallback { fut } => fut.poll(cx).map_err(CallError::Inner),
             KindProj::Called { fut, timer, permit } => {
                 let polled = match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
                     Ok(polled) => polled,
@@ -149,7 +148,7 @@ where
                     if let Some(permit) = permit.take() {
                         permit.finish_with(this.classify, &result);
                     }
-                    return Poll::Ready(result.map_err(BreakerError::Inner));
+                    return Poll::Ready(result.map_err(CallError::Inner));
                 }
                 match timer {
                     Some(timer) => poll_timer(timer, permit, cx),

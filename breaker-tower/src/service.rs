@@ -5,19 +5,18 @@ use std::task::{ready, Context, Poll};
 
 use tower_service::Service;
 
-use crate::breaker::CircuitBreaker;
-use crate::classify::{Classifier, Classify};
-use crate::tower::error::BreakerError;
-use crate::tower::fallback::{Fallback, FallbackService, NoFallback};
-use crate::tower::future::ResponseFuture;
-use crate::tower::select::Breakers;
+use crate::fallback::{Fallback, FallbackService, NoFallback};
+use crate::future::ResponseFuture;
+use crate::select::Breakers;
+use breaker_core::CircuitBreaker;
+use breaker_core::{CallError, Classifier, Classify};
 
-/// A [`Service`] that protects `S` with a circuit breaker; see the [module docs](crate::tower).
+/// A [`Service`] that protects `S` with a circuit breaker; see the [module docs](crate).
 ///
 /// `B` picks the breaker for each request ([`CircuitBreaker`]: one for all, or
-/// [`PerKey`](crate::tower::PerKey)), `C` classifies results, `F` answers rejected requests
+/// [`PerKey`](crate::PerKey)), `C` classifies results, `F` answers rejected requests
 /// ([`NoFallback`] or a [`FallbackService`]). Usually built by a
-/// [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer).
+/// [`CircuitBreakerLayer`](crate::CircuitBreakerLayer).
 ///
 /// Cloning it clones the inner service and the breakers' handles: the clones share the
 /// breakers.
@@ -61,7 +60,7 @@ impl<S, C, B, F> CircuitBreakerService<S, C, B, F> {
     }
 
     /// What picks the breaker for each request: the [`CircuitBreaker`], or the
-    /// [`PerKey`](crate::tower::PerKey) group.
+    /// [`PerKey`](crate::PerKey) group.
     pub fn breakers(&self) -> &B {
         &self.breakers
     }
@@ -98,20 +97,20 @@ where
     F: Fallback<Request, S::Response, S::Error>,
 {
     type Response = S::Response;
-    type Error = BreakerError<S::Error>;
+    type Error = CallError<S::Error>;
     type Future = ResponseFuture<S::Future, C, F::Future>;
 
     /// Ready when the inner service is (and the fallback, if there is one): no permit is taken
-    /// or held here (see the [module docs](crate::tower)).
+    /// or held here (see the [module docs](crate)).
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        ready!(self.inner.poll_ready(cx)).map_err(BreakerError::Inner)?;
-        self.fallback.poll_ready(cx).map_err(BreakerError::Inner)
+        ready!(self.inner.poll_ready(cx)).map_err(CallError::Inner)?;
+        self.fallback.poll_ready(cx).map_err(CallError::Inner)
     }
 
     /// Asks the request's breaker for a permit: if granted, calls the inner service under it;
     /// if not, hands the request to the fallback, or returns a future that fails at once with
-    /// [`BreakerError::Rejected`].
+    /// [`CallError::Rejected`].
     #[inline]
     fn call(&mut self, request: Request) -> Self::Future {
         let acquired = self

@@ -1,4 +1,4 @@
-//! What a [`CircuitBreakerService`](crate::tower::CircuitBreakerService) does with a request
+//! What a [`CircuitBreakerService`](crate::CircuitBreakerService) does with a request
 //! its breaker rejects: fail it ([`NoFallback`]) or hand it to another service
 //! ([`FallbackService`]).
 
@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 
 use tower_service::Service;
 
-use crate::error::CallNotPermitted;
+use breaker_core::CallNotPermitted;
 
 /// The answer to a rejected request. Implemented by [`NoFallback`] and [`FallbackService`].
 pub trait Fallback<Request, T, E> {
@@ -20,7 +20,7 @@ pub trait Fallback<Request, T, E> {
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), E>>;
 
     /// Answers `request`, which the breaker rejected with `rejected`; `Err(rejected)` fails
-    /// the request with [`BreakerError::Rejected`](crate::tower::BreakerError::Rejected).
+    /// the request with [`CallError::Rejected`](breaker_core::CallError::Rejected).
     fn call(
         &mut self,
         request: Request,
@@ -29,7 +29,7 @@ pub trait Fallback<Request, T, E> {
 }
 
 /// No fallback: a rejected request fails with
-/// [`BreakerError::Rejected`](crate::tower::BreakerError::Rejected).
+/// [`CallError::Rejected`](breaker_core::CallError::Rejected).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoFallback;
 
@@ -54,10 +54,10 @@ impl<Request, T, E> Fallback<Request, T, E> for NoFallback {
 
 /// A service that answers the requests the breaker rejects (a cached answer, a degraded
 /// response), set with
-/// [`CircuitBreakerLayer::fallback`](crate::tower::CircuitBreakerLayer::fallback).
+/// [`CircuitBreakerLayer::fallback`](crate::CircuitBreakerLayer::fallback).
 ///
 /// It answers with the inner service's response and error types; its errors reach the caller
-/// as [`BreakerError::Inner`](crate::tower::BreakerError::Inner) and are not recorded (the
+/// as [`CallError::Inner`](breaker_core::CallError::Inner) and are not recorded (the
 /// breaker records what the protected service did, and it did nothing). Its readiness is part
 /// of the protected service's: `poll_ready` is ready when both are.
 #[derive(Clone)]
