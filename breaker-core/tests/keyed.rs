@@ -413,9 +413,10 @@ fn a_key_evicted_while_remembered_gets_a_fresh_breaker() {
     assert!(keyed.get("a").ptr_eq(&old), "remembered");
     let _ = old.call_sync(|| Err::<(), _>("503"));
     // Lookups from the cache count as uses: `busy` stays, `a` (unused) goes.
+    let busy = keyed.get("busy");
     for _ in 0..9 {
         clock.advance(Duration::from_secs(10));
-        assert_current(&keyed, "busy");
+        assert!(assert_current(&keyed, "busy").ptr_eq(&busy));
     }
     assert!(old.is_detached() && keyed.find("a").is_none());
     let fresh = assert_current(&keyed, "a");
@@ -448,23 +449,29 @@ fn a_key_removed_while_remembered_gets_a_fresh_breaker_on_every_thread() {
     trip(&old);
     let removed = Barrier::new(2);
     let remembered = Barrier::new(2);
+    // Nothing asserted between the barriers: a panic there would leave the other thread
+    // waiting for ever.
     std::thread::scope(|s| {
         let other = s.spawn(|| {
-            // This thread remembers the OPEN breaker before the removal...
-            assert!(keyed.get("openai").ptr_eq(&old));
+            // This thread remembers the OPEN breaker before the removal, and looks the key
+            // up again after it.
+            let before = keyed.get("openai");
             remembered.wait();
             removed.wait();
-            // ...and gets the fresh one after it, whose calls go through.
-            let fresh = assert_current(&keyed, "openai");
-            assert!(fresh.call_sync(|| Ok::<_, ()>(())).is_ok());
-            fresh
+            (before, keyed.get("openai"))
         });
         remembered.wait();
-        assert!(keyed.remove("openai").unwrap().ptr_eq(&old));
+        let gone = keyed.remove("openai");
         removed.wait();
+        let (before, after) = other.join().unwrap();
+        assert!(before.ptr_eq(&old) && gone.unwrap().ptr_eq(&old));
         let fresh = assert_current(&keyed, "openai");
-        assert!(other.join().unwrap().ptr_eq(&fresh));
+        assert!(
+            after.ptr_eq(&fresh),
+            "the other thread's lookup after the removal"
+        );
         assert!(!fresh.ptr_eq(&old) && old.is_detached());
+        assert!(after.call_sync(|| Ok::<_, ()>(())).is_ok());
         assert_eq!(old.state(), State::Open);
         assert_eq!(
             fresh.metrics().successful_calls,
@@ -541,15 +548,23 @@ fn many_threads_with_many_keys_share_one_breaker_per_key_across_removals() {
     // The key of thread `t`'s `i`th lookup: each thread takes the keys in its own order.
     let key_of = |t: usize, i: usize| (i * (t + 1) + t) % keys.len();
     let phase = Barrier::new(THREADS + 1);
+    // What went wrong, collected rather than asserted where it is seen: a thread that panicked
+    // would leave the others waiting at the barrier for ever.
+    let wrong = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for t in 0..THREADS {
-            let (keyed, keys, phase) = (&keyed, &keys, &phase);
+            let (keyed, keys, phase, wrong) = (&keyed, &keys, &phase, &wrong);
             s.spawn(move || {
-                for _ in 0..ROUNDS {
+                for round in 0..ROUNDS {
                     phase.wait();
                     for i in 0..lookups {
                         let key = &keys[key_of(t, i)];
-                        let _ = assert_current(keyed, key).call_sync(|| Ok::<_, ()>(()));
+                        let got = keyed.get(key);
+                        if !keyed.find(key).is_some_and(|held| held.ptr_eq(&got)) {
+                            let line = format!("thread {t}, round {round}: stale `{key}`");
+                            wrong.lock().unwrap().push(line);
+                        }
+                        let _ = got.call_sync(|| Ok::<_, ()>(()));
                     }
                     phase.wait();
                 }
@@ -568,13 +583,26 @@ fn many_threads_with_many_keys_share_one_breaker_per_key_across_removals() {
             // Every call is in its key's one breaker, those made before the last removals
             // included; then every other key goes, a different half each round.
             for (k, key) in keys.iter().enumerate() {
-                let calls = keyed.find(key).unwrap().metrics().successful_calls;
-                assert_eq!(calls, expected[k], "`{key}` in round {round}");
+                let calls = keyed.find(key).map(|b| b.metrics().successful_calls);
+                if calls != Some(expected[k]) {
+                    let line = format!(
+                        "round {round}: `{key}` has {calls:?} calls of {}",
+                        expected[k]
+                    );
+                    wrong.lock().unwrap().push(line);
+                }
                 if k % 2 == round % 2 {
-                    keyed.remove(key).unwrap();
+                    keyed.remove(key);
                     expected[k] = 0;
                 }
             }
         }
     });
+    let wrong = wrong.into_inner().unwrap();
+    assert!(
+        wrong.is_empty(),
+        "{} wrong, first: {:?}",
+        wrong.len(),
+        wrong.first()
+    );
 }
