@@ -62,6 +62,8 @@ use crate::time::timestamp::{duration_nanos, Timestamp};
 
 mod recent;
 
+pub use recent::KeyedLease;
+
 /// How many breakers a keyed group keeps, and for how long an unused one stays.
 ///
 /// The defaults bound a group to [`KeyedLimits::DEFAULT_MAX_BREAKERS`] breakers and evict one
@@ -447,6 +449,23 @@ impl KeyText {
             None => std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default(),
         }
     }
+
+    /// The text's bytes: what the per-thread cache compares, with no UTF-8 check.
+    fn as_bytes(&self) -> &[u8] {
+        match &self.spilled {
+            Some(text) => text.as_bytes(),
+            None => &self.buf[..self.len],
+        }
+    }
+
+    /// The text's bytes and then zeros, up to a multiple of 8 bytes when the text is on the
+    /// stack (the buffer starts zeroed): the cache's index hashes them a word at a time.
+    fn padded_bytes(&self) -> &[u8] {
+        match &self.spilled {
+            Some(text) => text.as_bytes(),
+            None => &self.buf[..self.len.next_multiple_of(8)],
+        }
+    }
 }
 
 impl fmt::Write for KeyText {
@@ -491,22 +510,24 @@ impl Keyed {
     /// `name[key]` if the registry has one, else the config of `name`.
     #[inline]
     pub fn get<K: fmt::Display + ?Sized>(&self, key: &K) -> CircuitBreaker {
-        self.get_text(KeyText::of(key).as_str())
+        let lease = self.lease(key);
+        let breaker = lease.breaker().clone();
+        lease.give_back();
+        breaker
     }
 
-    /// The breaker of the key text `key`: from this thread's cache if it holds it, else from
-    /// the map (see `keyed/recent.rs`).
+    /// The breaker of `key`, as [`get`](Keyed::get) finds or makes it, lent for one call:
+    /// from this thread's cache if it holds it, else from the map (see `keyed/recent.rs`).
     #[inline]
-    fn get_text(&self, key: &str) -> CircuitBreaker {
+    pub(crate) fn lease<K: fmt::Display + ?Sized>(&self, key: &K) -> KeyedLease {
+        let key = KeyText::of(key);
         let group = &self.group;
-        let at = recent::index(group.id, key);
-        if let Some(breaker) = recent::get(at, group.id, key) {
-            return breaker;
-        }
-        let slot = group.get_or_create(key);
-        let breaker = slot.breaker.clone();
-        recent::put(at, group.id, slot);
-        breaker
+        let at = recent::index(group.id, key.padded_bytes());
+        let slot = match recent::take(at, group.id, key.as_bytes()) {
+            Some(slot) => slot,
+            None => group.get_or_create(key.as_str()),
+        };
+        KeyedLease::new(group.id, at, slot)
     }
 
     /// The breaker of `key`, if it has one; never creates one, and does not count as a use
@@ -592,5 +613,10 @@ mod tests {
         assert_eq!(text.as_str(), long);
         assert!(text.spilled.is_some());
         assert_eq!(KeyText::of("tenant/é").as_str(), "tenant/é");
+        // The padded bytes hash alike for a text on the stack and the same text spilled.
+        let padded = KeyText::of("tenant-42");
+        assert_eq!(padded.as_bytes(), b"tenant-42");
+        assert_eq!(padded.padded_bytes(), b"tenant-42\0\0\0\0\0\0\0");
+        assert_eq!(text.padded_bytes(), long.as_bytes());
     }
 }

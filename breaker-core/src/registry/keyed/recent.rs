@@ -36,12 +36,21 @@
 //! key differs from the last one, and would need its own reclamation scheme before a replaced
 //! entry could be freed.
 //!
-//! The thread's cache is borrowed only to compare, mark and clone; an entry that a fill
+//! # Lent, not cloned
+//!
+//! A hit moves the slot's `Arc` out of its entry, and the caller moves it back when its call is
+//! over ([`KeyedLease`]): no reference count is touched, where a clone and a drop of the
+//! handle would be two atomic read-modify-writes, the dearest part of a lookup. While it is
+//! lent, its entry is empty: a lookup of the same key in between (from inside the call) goes
+//! to the map. A miss lends the slot the map lookup cloned, and giving it back fills the entry.
+//!
+//! The thread's cache is borrowed only to compare, mark and move; an entry that a fill
 //! displaces is dropped after the borrow ends, since dropping a breaker drops its listeners,
 //! which are the user's code and may look a key up themselves. While the cache is borrowed,
 //! or being destroyed at the thread's exit, lookups go to the map.
 
 use std::cell::RefCell;
+use std::fmt;
 use std::sync::Arc;
 
 use super::Slot;
@@ -59,48 +68,50 @@ thread_local! {
     static RECENT: RefCell<[Entry; ENTRIES]> = const { RefCell::new([EMPTY; ENTRIES]) };
 }
 
-/// Where `key` of the group `group` has its entry.
+/// Where a key of the group `group` has its entry, from the key text's bytes, followed by
+/// zeros or not (`KeyText::padded_bytes`): a text and the same text padded with zeros to a
+/// multiple of 8 bytes have one index.
 #[inline]
-pub(super) fn index(group: u64, key: &str) -> usize {
+pub(super) fn index(group: u64, padded: &[u8]) -> usize {
     // A multiplicative hash over 8-byte words, read from the top bits, which mix best.
     const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
-    let bytes = key.as_bytes();
-    let mut hash = (group ^ bytes.len() as u64).wrapping_mul(MIX);
-    let mut words = bytes.chunks_exact(8);
-    for word in &mut words {
-        let mut w = [0; 8];
-        w.copy_from_slice(word);
-        hash = (hash ^ u64::from_le_bytes(w)).wrapping_mul(MIX);
+    let (words, rest) = padded.as_chunks::<8>();
+    let mut hash = group.wrapping_mul(MIX);
+    for &word in words {
+        hash = (hash ^ u64::from_le_bytes(word)).wrapping_mul(MIX);
     }
-    let rest = words.remainder();
     if !rest.is_empty() {
-        let mut w = [0; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        hash = (hash ^ u64::from_le_bytes(w)).wrapping_mul(MIX);
+        let mut word = [0; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        hash = (hash ^ u64::from_le_bytes(word)).wrapping_mul(MIX);
     }
     (hash >> (u64::BITS - ENTRIES.trailing_zeros())) as usize
 }
 
-/// The breaker of `key` in the group `group`, if this thread's entry at `index` holds it and
-/// it is still in the group; marks its slot used.
+/// The slot of the key text `key` (its bytes) in the group `group`, taken out of this
+/// thread's entry at `index` if the entry holds it and its breaker is still in the group;
+/// marks it used. Taken, not cloned: moving the `Arc` out and back touches no reference count.
 #[inline]
-pub(super) fn get(index: usize, group: u64, key: &str) -> Option<CircuitBreaker> {
+pub(super) fn take(index: usize, group: u64, key: &[u8]) -> Option<Arc<Slot>> {
     RECENT
         .try_with(|recent| {
-            let recent = recent.try_borrow().ok()?;
-            let (id, slot) = recent.get(index)?.as_ref()?;
+            let mut recent = recent.try_borrow_mut().ok()?;
+            let entry = recent.get_mut(index)?;
+            let (id, slot) = entry.as_ref()?;
             let breaker = &slot.breaker;
-            if *id != group || breaker.key() != Some(key) || breaker.is_detached() {
+            let same_key = breaker.key().map(str::as_bytes) == Some(key);
+            if *id != group || !same_key || breaker.is_detached() {
                 return None;
             }
             slot.mark_used();
-            Some(breaker.clone())
+            entry.take().map(|(_, slot)| slot)
         })
         .ok()
         .flatten()
 }
 
 /// Puts `slot` of the group `group` at `index`, in place of what was there.
+#[inline]
 pub(super) fn put(index: usize, group: u64, slot: Arc<Slot>) {
     let displaced = RECENT
         .try_with(|recent| {
@@ -113,6 +124,43 @@ pub(super) fn put(index: usize, group: u64, slot: Arc<Slot>) {
     drop(displaced);
 }
 
+/// A keyed breaker lent for one call by [`KeyedCallSite::lease`](crate::KeyedCallSite::lease):
+/// the slot itself, moved out of this thread's cache (or looked up in the group's map), so
+/// that lending it touches no reference count. [`give_back`](KeyedLease::give_back) puts it
+/// into the cache of the thread that gives it back, where the next lookup of its key finds it;
+/// dropped instead, it only releases its handle.
+///
+/// `#[circuit_breaker(key = ...)]` takes one per call and gives it back when the call is over.
+pub struct KeyedLease {
+    group: u64,
+    index: usize,
+    slot: Arc<Slot>,
+}
+
+impl KeyedLease {
+    pub(super) fn new(group: u64, index: usize, slot: Arc<Slot>) -> KeyedLease {
+        KeyedLease { group, index, slot }
+    }
+
+    /// The key's breaker.
+    #[inline]
+    pub fn breaker(&self) -> &CircuitBreaker {
+        &self.slot.breaker
+    }
+
+    /// Hands the breaker back to this thread's cache.
+    #[inline]
+    pub fn give_back(self) {
+        put(self.index, self.group, self.slot);
+    }
+}
+
+impl fmt::Debug for KeyedLease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("KeyedLease").field(self.breaker()).finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,19 +170,28 @@ mod tests {
         let keys: Vec<String> = (0..1_000).map(|i| format!("tenant-{i}")).collect();
         let mut used = [0usize; ENTRIES];
         for key in &keys {
-            let i = index(7, key);
+            let i = index(7, key.as_bytes());
             assert!(i < ENTRIES);
             used[i] += 1;
-            assert_eq!(index(7, key), i);
+            let mut padded = key.clone().into_bytes();
+            padded.resize(key.len().next_multiple_of(8), 0);
+            assert_eq!(
+                index(7, &padded),
+                i,
+                "zeros up to a word's end change nothing"
+            );
         }
         // 1,000 keys spread over every entry, none taking more than three times its share.
         assert!(
             used.iter().all(|&n| n > 0 && n < 3 * 1_000 / ENTRIES),
             "{used:?}"
         );
-        let moved = keys.iter().filter(|k| index(7, k) != index(8, k)).count();
+        let moved = keys
+            .iter()
+            .filter(|k| index(7, k.as_bytes()) != index(8, k.as_bytes()))
+            .count();
         assert!(moved > 800, "the group moves most keys: {moved}");
-        assert!(index(1, "") < ENTRIES);
-        assert!(index(1, &"k".repeat(100)) < ENTRIES);
+        assert!(index(1, b"") < ENTRIES);
+        assert!(index(1, "k".repeat(100).as_bytes()) < ENTRIES);
     }
 }
