@@ -391,6 +391,14 @@ fn defaults_bound_every_group_and_can_be_set_per_group() {
 // group would split the key's state between two breakers: each test checks that every lookup
 // gives the breaker the group's map holds.
 
+/// A registry on a clock that stands still, with `config` for every breaker.
+fn on_manual_clock(config: Config) -> Registry {
+    Registry::builder()
+        .clock(ManualClock::new())
+        .default_config(config)
+        .build()
+}
+
 /// `keyed.get(key)` is the breaker the group holds for `key` now.
 fn assert_current(keyed: &Keyed, key: &str) -> CircuitBreaker {
     let got = keyed.get(key);
@@ -440,10 +448,7 @@ fn a_key_evicted_while_remembered_gets_a_fresh_breaker() {
 
 #[test]
 fn a_key_removed_while_remembered_gets_a_fresh_breaker_on_every_thread() {
-    let registry = Registry::builder()
-        .clock(ManualClock::new())
-        .default_config(config(2))
-        .build();
+    let registry = on_manual_clock(config(2));
     let keyed = registry.keyed("llm");
     let old = assert_current(&keyed, "openai");
     trip(&old);
@@ -483,10 +488,7 @@ fn a_key_removed_while_remembered_gets_a_fresh_breaker_on_every_thread() {
 
 #[test]
 fn alternating_keys_each_get_their_own_breaker() {
-    let registry = Registry::builder()
-        .clock(ManualClock::new())
-        .default_config(config(100))
-        .build();
+    let registry = on_manual_clock(config(100));
     let keyed = registry.keyed("tenant");
     let open = keyed.get("a");
     trip(&open);
@@ -514,18 +516,18 @@ fn alternating_keys_each_get_their_own_breaker() {
 
 #[test]
 fn one_key_in_two_registries_is_two_breakers() {
-    let one = Registry::builder().clock(ManualClock::new()).build();
-    let two = Registry::builder().clock(ManualClock::new()).build();
+    let one = on_manual_clock(Config::default());
+    let two = on_manual_clock(Config::default());
     for _ in 0..3 {
         let a = assert_current(&one.keyed("tenant"), "k");
         let b = assert_current(&two.keyed("tenant"), "k");
         assert!(!a.ptr_eq(&b));
     }
     // A group dropped with its registry answers for no later group of the same name.
-    let dropped = Registry::builder().clock(ManualClock::new()).build();
+    let dropped = on_manual_clock(Config::default());
     let gone = dropped.keyed("tenant").get("k");
     drop(dropped);
-    let later = Registry::builder().clock(ManualClock::new()).build();
+    let later = on_manual_clock(Config::default());
     assert!(!assert_current(&later.keyed("tenant"), "k").ptr_eq(&gone));
 }
 
@@ -538,10 +540,7 @@ fn many_threads_with_many_keys_share_one_breaker_per_key_across_removals() {
         .minimum_number_of_calls(1_000)
         .build()
         .unwrap();
-    let registry = Registry::builder()
-        .clock(ManualClock::new())
-        .default_config(window)
-        .build();
+    let registry = on_manual_clock(window);
     let keyed = registry.keyed("tenant");
     let keys: Vec<String> = (0..24).map(|i| format!("tenant-{i}")).collect();
     let lookups = keys.len() * 4;
