@@ -333,6 +333,17 @@ fn through_attribute_keyed(tenant: &str, x: u64) -> Result<u64, std::io::Error> 
     Ok(black_box(x))
 }
 
+// The keyed attribute with keys taken in turn from many: a name of its own, so that its
+// 1,000 keys stay within a group's default maximum (`KeyedLimits::DEFAULT_MAX_BREAKERS`) and
+// no call of the row creates or evicts a breaker.
+#[breaker::circuit_breaker(name = "bench-attribute-keyed-many", key = tenant)]
+fn through_attribute_keyed_many(tenant: &str, x: u64) -> Result<u64, std::io::Error> {
+    Ok(black_box(x))
+}
+
+/// How many keys the cycling keyed row takes in turn.
+const CYCLED_KEYS: usize = 1_000;
+
 static BY_HAND: breaker::CallSite = breaker::CallSite::new("bench-by-hand");
 
 fn by_hand(x: u64) -> Result<u64, std::io::Error> {
@@ -358,8 +369,11 @@ async fn by_hand_async(x: u64) -> Result<u64, std::io::Error> {
 }
 
 /// The attribute against the same call written by hand, sync and async ("breaker" is the
-/// attribute here), and the keyed attribute beside them.
+/// attribute here), and the keyed attribute beside them: one key every call, and 1,000 keys
+/// in turn.
 pub(crate) fn attribute_vs_by_hand(plan: &Plan, t: &mut Table) {
+    let tenants: Vec<String> = (0..CYCLED_KEYS).map(|i| format!("tenant-{i}")).collect();
+    let mut next = 0;
     let times = measure_rows(
         plan,
         [
@@ -372,11 +386,20 @@ pub(crate) fn attribute_vs_by_hand(plan: &Plan, t: &mut Table) {
             row(plan, || {
                 black_box(through_attribute_keyed(black_box("tenant-42"), 1)).ok();
             }),
+            row(plan, || {
+                next = (next + 1) % CYCLED_KEYS;
+                black_box(through_attribute_keyed_many(&tenants[next], 1)).ok();
+            }),
         ],
     );
     t.add_all(
         "attribute vs by hand, sync",
-        ["breaker", "by hand", "breaker, key = tenant"],
+        [
+            "breaker",
+            "by hand",
+            "breaker, key = tenant",
+            "breaker, 1,000 keys in turn",
+        ],
         times,
     );
     let times = measure_rows(

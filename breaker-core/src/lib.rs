@@ -92,7 +92,7 @@ pub use crate::log_safe::LogSafe;
 pub use crate::registry::builder::RegistryBuilder;
 pub use crate::registry::global::InstallGlobalError;
 pub use crate::registry::hooks::RegistryEvent;
-pub use crate::registry::keyed::{Keyed, KeyedLimits};
+pub use crate::registry::keyed::{Keyed, KeyedLease, KeyedLimits};
 pub use crate::registry::{Registry, WeakRegistry};
 pub use crate::request_key::RequestKey;
 pub use crate::site::{CallSite, KeyedCallSite};

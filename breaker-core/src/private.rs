@@ -19,6 +19,7 @@ pub use std::result::Result::{self, Err, Ok};
 pub use crate::breaker::CircuitBreaker;
 pub use crate::classify::Classifier;
 pub use crate::error::{CallError, CallNotPermitted, CallTimedOut};
+pub use crate::registry::keyed::KeyedLease;
 pub use crate::site::{CallSite, KeyedCallSite};
 
 use crate::classify::Classify;
@@ -143,14 +144,14 @@ impl<T, P: Fn(&T) -> bool> ValuePredicate<T> for P {}
     note = "the key's text names the breaker (`name[key]`), so it must be `Display`; for several parts, format them into a `String` or use a struct of your own"
 )]
 pub trait BreakerKey {
-    /// The breaker of this key at `site`.
-    fn breaker(&self, site: &'static KeyedCallSite) -> CircuitBreaker;
+    /// The breaker of this key at `site`, lent for the call.
+    fn breaker(&self, site: &'static KeyedCallSite) -> KeyedLease;
 }
 
 impl<K: fmt::Display + ?Sized> BreakerKey for K {
     #[inline]
-    fn breaker(&self, site: &'static KeyedCallSite) -> CircuitBreaker {
-        site.breaker(self)
+    fn breaker(&self, site: &'static KeyedCallSite) -> KeyedLease {
+        site.lease(self)
     }
 }
 
@@ -174,10 +175,10 @@ where
     predicate
 }
 
-/// The breaker of a run-time key. The key is borrowed: its text is made owned only when its
-/// breaker is created.
+/// The breaker of a run-time key, lent for the call ([`KeyedCallSite::lease`]). The key is
+/// borrowed: its text is made owned only when its breaker is created.
 #[inline]
-pub fn keyed<K: BreakerKey + ?Sized>(site: &'static KeyedCallSite, key: &K) -> CircuitBreaker {
+pub fn keyed<K: BreakerKey + ?Sized>(site: &'static KeyedCallSite, key: &K) -> KeyedLease {
     key.breaker(site)
 }
 

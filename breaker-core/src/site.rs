@@ -21,7 +21,7 @@ use std::fmt;
 use once_cell::sync::OnceCell;
 
 use crate::breaker::CircuitBreaker;
-use crate::registry::keyed::Keyed;
+use crate::registry::keyed::{Keyed, KeyedLease};
 use crate::registry::Registry;
 
 /// The breaker named `name` in the global registry, resolved on first use and cached.
@@ -129,9 +129,38 @@ impl KeyedCallSite {
     /// text's), created on first use.
     #[inline]
     pub fn breaker<K: fmt::Display + ?Sized>(&self, key: &K) -> CircuitBreaker {
+        self.group().get(key)
+    }
+
+    /// The breaker of `key`, lent for one call: what `#[circuit_breaker(key = ...)]` does.
+    ///
+    /// Each thread keeps the breakers of the keys it used last; lending one of those moves it
+    /// out of the thread's cache and [`KeyedLease::give_back`] moves it back, so a call on a key
+    /// used again on the same thread touches no reference count (a clone and a drop of the
+    /// handle, as [`breaker`](KeyedCallSite::breaker) hands out, are two atomic
+    /// read-modify-writes). A breaker that left the registry (evicted or removed) is never lent.
+    ///
+    /// ```
+    /// use breaker_core::{CallError, KeyedCallSite};
+    ///
+    /// static TENANTS: KeyedCallSite = KeyedCallSite::new("tenantProducts");
+    ///
+    /// fn products(tenant: &str) -> Result<u32, CallError<std::io::Error>> {
+    ///     let lease = TENANTS.lease(tenant);
+    ///     let out = lease.breaker().call_sync(|| Ok(7));
+    ///     lease.give_back();
+    ///     out
+    /// }
+    /// assert_eq!(products("acme").unwrap(), 7);
+    /// ```
+    #[inline]
+    pub fn lease<K: fmt::Display + ?Sized>(&self, key: &K) -> KeyedLease {
+        self.group().lease(key)
+    }
+
+    fn group(&self) -> &Keyed {
         self.keyed
             .get_or_init(|| Registry::global().keyed(self.name))
-            .get(key)
     }
 }
 

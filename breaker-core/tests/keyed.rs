@@ -1,12 +1,14 @@
 //! Keyed breakers: identified by (name, key text) with a display name no other breaker can
 //! have, found through their group, configured per key from code and files, and evicted when
-//! idle (never while OPEN in its wait, HALF_OPEN or FORCED_OPEN), all on a manual clock.
+//! idle (never while OPEN in its wait, HALF_OPEN or FORCED_OPEN), all on a manual clock; and
+//! never a breaker that left its group, from the per-thread cache of recent lookups.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
 use breaker_core::{
-    CircuitBreaker, Config, Format, KeyedLimits, ManualClock, Registry, RegistryEvent, State,
+    CircuitBreaker, Config, Format, Keyed, KeyedCallSite, KeyedLimits, ManualClock, Registry,
+    RegistryEvent, State,
 };
 
 fn config(size: u32) -> Config {
@@ -380,4 +382,248 @@ fn defaults_bound_every_group_and_can_be_set_per_group() {
         0,
         "nothing idle on a clock that stood still"
     );
+}
+
+// Each thread remembers the breakers it looked up last (`registry/keyed/recent.rs`), so most
+// lookups below are answered from that cache. A cache that served a breaker no longer in its
+// group would split the key's state between two breakers: each test checks that every lookup
+// gives the breaker the group's map holds.
+
+/// A registry on a clock that stands still, with `config` for every breaker.
+fn on_manual_clock(config: Config) -> Registry {
+    Registry::builder()
+        .clock(ManualClock::new())
+        .default_config(config)
+        .build()
+}
+
+/// `keyed.get(key)` is the breaker the group holds for `key` now.
+fn assert_current(keyed: &Keyed, key: &str) -> CircuitBreaker {
+    let got = keyed.get(key);
+    let held = keyed.find(key).expect("a lookup makes the key's breaker");
+    assert!(
+        got.ptr_eq(&held),
+        "`{key}`: a breaker the group no longer holds"
+    );
+    assert!(!got.is_detached() && got.key() == Some(key));
+    got
+}
+
+#[test]
+fn a_key_evicted_while_remembered_gets_a_fresh_breaker() {
+    let clock = ManualClock::new();
+    let limits = KeyedLimits::unbounded().max_idle(Duration::from_secs(60));
+    let registry = evicting(&clock, limits, config(2));
+    let keyed = registry.keyed("tenant");
+    let old = assert_current(&keyed, "a");
+    assert!(keyed.get("a").ptr_eq(&old), "remembered");
+    let _ = old.call_sync(|| Err::<(), _>("503"));
+    // Lookups from the cache count as uses: `busy` stays, `a` (unused) goes.
+    let busy = keyed.get("busy");
+    for _ in 0..9 {
+        clock.advance(Duration::from_secs(10));
+        assert!(assert_current(&keyed, "busy").ptr_eq(&busy));
+    }
+    assert!(old.is_detached() && keyed.find("a").is_none());
+    let fresh = assert_current(&keyed, "a");
+    assert!(!fresh.ptr_eq(&old));
+    assert_eq!(fresh.metrics().failed_calls, 0, "a fresh window");
+    // And by the maximum count: keys evicted as least recently used are not served either.
+    let small = evicting(&clock, KeyedLimits::unbounded().max_breakers(8), config(2));
+    let keyed = small.keyed("tenant");
+    let first: Vec<CircuitBreaker> = (0..8).map(|i| keyed.get(&i)).collect();
+    clock.advance(Duration::from_millis(1));
+    keyed.get("ninth");
+    let (evicted, kept): (Vec<usize>, Vec<usize>) = (0..8).partition(|&i| first[i].is_detached());
+    assert_eq!(evicted.len(), 2, "down to 7 of 8");
+    for &i in &kept {
+        assert!(assert_current(&keyed, &i.to_string()).ptr_eq(&first[i]));
+    }
+    // One evicted key comes back as a fresh breaker (the group is at 8 again, not over it).
+    let i = evicted[0];
+    assert!(!assert_current(&keyed, &i.to_string()).ptr_eq(&first[i]));
+}
+
+#[test]
+fn a_key_removed_while_remembered_gets_a_fresh_breaker_on_every_thread() {
+    let registry = on_manual_clock(config(2));
+    let keyed = registry.keyed("llm");
+    let old = assert_current(&keyed, "openai");
+    trip(&old);
+    let removed = Barrier::new(2);
+    let remembered = Barrier::new(2);
+    // Nothing asserted between the barriers: a panic there would leave the other thread
+    // waiting for ever.
+    std::thread::scope(|s| {
+        let other = s.spawn(|| {
+            // This thread remembers the OPEN breaker before the removal, and looks the key
+            // up again after it.
+            let before = keyed.get("openai");
+            remembered.wait();
+            removed.wait();
+            (before, keyed.get("openai"))
+        });
+        remembered.wait();
+        let gone = keyed.remove("openai");
+        removed.wait();
+        let (before, after) = other.join().unwrap();
+        assert!(before.ptr_eq(&old) && gone.unwrap().ptr_eq(&old));
+        let fresh = assert_current(&keyed, "openai");
+        assert!(
+            after.ptr_eq(&fresh),
+            "the other thread's lookup after the removal"
+        );
+        assert!(!fresh.ptr_eq(&old) && old.is_detached());
+        assert!(after.call_sync(|| Ok::<_, ()>(())).is_ok());
+        assert_eq!(old.state(), State::Open);
+        assert_eq!(
+            fresh.metrics().successful_calls,
+            1,
+            "one breaker for the key"
+        );
+    });
+}
+
+#[test]
+fn alternating_keys_each_get_their_own_breaker() {
+    let registry = on_manual_clock(config(100));
+    let keyed = registry.keyed("tenant");
+    let open = keyed.get("a");
+    trip(&open);
+    // More keys than the cache has entries, so some share one, in turn.
+    let keys: Vec<String> = (0..40).map(|i| format!("t{i}")).collect();
+    for round in 0..50 {
+        assert!(keyed
+            .get("a")
+            .call_sync(|| Ok::<_, ()>(()))
+            .unwrap_err()
+            .is_rejected());
+        assert!(keyed.get("b").call_sync(|| Ok::<_, ()>(round)).is_ok());
+        for key in &keys {
+            assert_current(&keyed, key);
+        }
+        assert_current(&keyed, &keys[round % keys.len()]);
+    }
+    assert_eq!(
+        keyed.get("b").metrics().successful_calls,
+        50,
+        "every call in one breaker"
+    );
+    assert_eq!(keyed.len(), 42);
+}
+
+#[test]
+fn one_key_in_two_registries_is_two_breakers() {
+    let one = on_manual_clock(Config::default());
+    let two = on_manual_clock(Config::default());
+    for _ in 0..3 {
+        let a = assert_current(&one.keyed("tenant"), "k");
+        let b = assert_current(&two.keyed("tenant"), "k");
+        assert!(!a.ptr_eq(&b));
+    }
+    // A group dropped with its registry answers for no later group of the same name.
+    let dropped = on_manual_clock(Config::default());
+    let gone = dropped.keyed("tenant").get("k");
+    drop(dropped);
+    let later = on_manual_clock(Config::default());
+    assert!(!assert_current(&later.keyed("tenant"), "k").ptr_eq(&gone));
+}
+
+#[test]
+fn many_threads_with_many_keys_share_one_breaker_per_key_across_removals() {
+    const THREADS: usize = 6;
+    const ROUNDS: usize = 20;
+    let window = Config::builder()
+        .sliding_window_size(1_000)
+        .minimum_number_of_calls(1_000)
+        .build()
+        .unwrap();
+    let registry = on_manual_clock(window);
+    let keyed = registry.keyed("tenant");
+    let keys: Vec<String> = (0..24).map(|i| format!("tenant-{i}")).collect();
+    let lookups = keys.len() * 4;
+    // The key of thread `t`'s `i`th lookup: each thread takes the keys in its own order.
+    let key_of = |t: usize, i: usize| (i * (t + 1) + t) % keys.len();
+    let phase = Barrier::new(THREADS + 1);
+    // What went wrong, collected rather than asserted where it is seen: a thread that panicked
+    // would leave the others waiting at the barrier for ever.
+    let wrong = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let (keyed, keys, phase, wrong) = (&keyed, &keys, &phase, &wrong);
+            s.spawn(move || {
+                for round in 0..ROUNDS {
+                    phase.wait();
+                    for i in 0..lookups {
+                        let key = &keys[key_of(t, i)];
+                        let got = keyed.get(key);
+                        if !keyed.find(key).is_some_and(|held| held.ptr_eq(&got)) {
+                            let line = format!("thread {t}, round {round}: stale `{key}`");
+                            wrong.lock().unwrap().push(line);
+                        }
+                        let _ = got.call_sync(|| Ok::<_, ()>(()));
+                    }
+                    phase.wait();
+                }
+            });
+        }
+        // The calls each key's breaker has had since it was made.
+        let mut expected = vec![0u32; keys.len()];
+        for round in 0..ROUNDS {
+            phase.wait();
+            phase.wait();
+            for t in 0..THREADS {
+                for i in 0..lookups {
+                    expected[key_of(t, i)] += 1;
+                }
+            }
+            // Every call is in its key's one breaker, those made before the last removals
+            // included; then every other key goes, a different half each round.
+            for (k, key) in keys.iter().enumerate() {
+                let calls = keyed.find(key).map(|b| b.metrics().successful_calls);
+                if calls != Some(expected[k]) {
+                    let line = format!(
+                        "round {round}: `{key}` has {calls:?} calls of {}",
+                        expected[k]
+                    );
+                    wrong.lock().unwrap().push(line);
+                }
+                if k % 2 == round % 2 {
+                    keyed.remove(key);
+                    expected[k] = 0;
+                }
+            }
+        }
+    });
+    let wrong = wrong.into_inner().unwrap();
+    assert!(
+        wrong.is_empty(),
+        "{} wrong, first: {:?}",
+        wrong.len(),
+        wrong.first()
+    );
+}
+
+#[test]
+fn a_lent_breaker_is_the_one_a_nested_lookup_of_its_key_finds() {
+    static SITE: KeyedCallSite = KeyedCallSite::new("keyed-tests:lease");
+    let outer = SITE.lease("k");
+    // Lent out of this thread's cache: the nested lookups go to the map, and find the same.
+    let inner = SITE.lease("k");
+    assert!(inner.breaker().ptr_eq(outer.breaker()));
+    assert!(SITE.breaker("k").ptr_eq(outer.breaker()));
+    let other = SITE.lease("other");
+    assert!(!other.breaker().ptr_eq(outer.breaker()));
+    let _ = outer.breaker().call_sync(|| Ok::<_, ()>(1));
+    inner.give_back();
+    other.give_back();
+    let kept = outer.breaker().clone();
+    outer.give_back();
+    drop(SITE.lease("k")); // dropped, not given back: the next lookup goes to the map
+    let again = SITE.lease("k");
+    assert!(again.breaker().ptr_eq(&kept));
+    assert_eq!(again.breaker().metrics().successful_calls, 1);
+    let group = Registry::global().keyed("keyed-tests:lease");
+    assert!(group.find("k").unwrap().ptr_eq(&kept));
+    assert_eq!(group.len(), 2);
 }

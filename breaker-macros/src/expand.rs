@@ -19,8 +19,9 @@
 //! }
 //! ```
 //!
-//! With `key = expr`, the site is a `KeyedCallSite` and the breaker comes from
-//! `match expr { ref k => ::breaker::__private::keyed(&__BREAKER_SITE, k) }`, spanned at `expr`.
+//! With `key = expr`, the site is a `KeyedCallSite` and the breaker is lent by
+//! `match expr { ref k => ::breaker::__private::keyed(&__BREAKER_SITE, k) }`, spanned at `expr`,
+//! and given back (`KeyedLease::give_back`) once the call is over, before the tail.
 
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
@@ -109,12 +110,13 @@ fn expand(f: GuardedFn, args: &Args) -> TokenStream {
     let at_ret = respan(krate.clone(), ret_span);
     let is_async = f.sig.asyncness.is_some();
 
-    let (site, breaker) = match &args.key {
+    let (site, breaker, give_back) = match &args.key {
         None => (
             quote! {
                 static __BREAKER_SITE: #krate::CallSite = #krate::CallSite::new(#name);
             },
             quote!(__BREAKER_SITE.breaker()),
+            TokenStream::new(),
         ),
         Some(key) => {
             // The key's own span for the whole lookup, so that a key of the wrong type is
@@ -134,7 +136,10 @@ fn expand(f: GuardedFn, args: &Args) -> TokenStream {
                     static __BREAKER_SITE: #krate::KeyedCallSite = #krate::KeyedCallSite::new(#name);
                     let __breaker_keyed = #lookup;
                 },
-                quote!(&__breaker_keyed),
+                quote!(__breaker_keyed.breaker()),
+                // The call's output owns its data: the lease goes back to this thread's cache
+                // (a call that panics or a future dropped early drops it instead).
+                quote!(__breaker_keyed.give_back();),
             )
         }
     };
@@ -211,6 +216,7 @@ fn expand(f: GuardedFn, args: &Args) -> TokenStream {
         quote! {
             #site
             let __breaker_out = #run_call;
+            #give_back
             #tail
         },
     );

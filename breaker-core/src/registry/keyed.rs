@@ -24,6 +24,11 @@
 //! A lookup formats the key into a 64-byte buffer on the stack, so looking up a key that
 //! has a breaker allocates nothing (a longer key text is formatted on the heap).
 //!
+//! In front of the map, each thread keeps the slots it looked up last (`keyed/recent.rs`): a
+//! key used again on the same thread skips SipHash and the map, and a slot removed from the
+//! map is never served from there once its breaker is detached. So that the cache can hold a
+//! slot, and mark it used as a map lookup does, the map holds each slot in an `Arc`.
+//!
 //! # Eviction
 //!
 //! Each lookup marks its slot as used (a load, and a store only if the mark was clear). A
@@ -54,6 +59,10 @@ use crate::registry::hooks::{Hooks, RegistryEvent};
 use crate::state::State;
 use crate::time::scheduler::{TimerKey, TimerTarget};
 use crate::time::timestamp::{duration_nanos, Timestamp};
+
+mod recent;
+
+pub use recent::KeyedLease;
 
 /// How many breakers a keyed group keeps, and for how long an unused one stays.
 ///
@@ -166,8 +175,11 @@ impl KeyedGroups {
     ) -> Keyed {
         let mut groups = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let group = groups.entry(name.to_owned()).or_insert_with(|| {
+            // Ids in the order groups are made, in the whole process: never one id for two groups.
+            static NEXT_ID: AtomicU64 = AtomicU64::new(0);
             let (config, limits, genv) = make();
             Arc::new_cyclic(|this| KeyedGroup {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 name: name::intern(name),
                 config,
                 limits,
@@ -224,11 +236,13 @@ impl Slot {
 }
 
 pub(crate) struct KeyedGroup {
+    /// Tells the group apart from every other of the process, in the per-thread cache.
+    id: u64,
     name: Name,
     config: Config,
     limits: KeyedLimits,
     genv: GroupEnv,
-    breakers: papaya::HashMap<Box<str>, Slot>,
+    breakers: papaya::HashMap<Box<str>, Arc<Slot>>,
     /// A sweep is running (one at a time; another that finds one running skips).
     sweeping: AtomicBool,
     /// The sweep timer waiting in the scheduler, if any.
@@ -251,9 +265,11 @@ impl KeyedGroup {
         Some(slot.breaker.clone())
     }
 
-    fn get_or_create(&self, key: &str) -> CircuitBreaker {
-        if let Some(breaker) = self.get(key, true) {
-            return breaker;
+    /// `key`'s slot, marked used; made (with its breaker) if the key has none.
+    fn get_or_create(&self, key: &str) -> Arc<Slot> {
+        if let Some(slot) = self.breakers.pin().get(key) {
+            slot.mark_used();
+            return Arc::clone(slot);
         }
         let now = self.now();
         let display = name::keyed_display(self.name.as_str(), key);
@@ -268,22 +284,21 @@ impl KeyedGroup {
             config_name: self.name.clone(),
             key: Some(key.into()),
         };
-        let made = CircuitBreaker::with_identity(identity, config, Arc::clone(&self.genv.env));
-        let slot = Slot {
-            breaker: made.clone(),
+        let made = Arc::new(Slot {
+            breaker: CircuitBreaker::with_identity(identity, config, Arc::clone(&self.genv.env)),
             used: AtomicBool::new(false),
             seen: AtomicU64::new(now.unix_nanos()),
-        };
-        let inserted = match self.breakers.pin().try_insert(key.into(), slot) {
-            Ok(_) => true,
-            Err(taken) => {
-                // Another thread made this key's breaker first: use that one.
-                taken.current.mark_used();
-                return taken.current.breaker.clone();
-            }
-        };
-        debug_assert!(inserted);
-        self.genv.hooks.run(&RegistryEvent::Added(&made));
+        });
+        if let Err(taken) = self
+            .breakers
+            .pin()
+            .try_insert(key.into(), Arc::clone(&made))
+        {
+            // Another thread made this key's breaker first: use that one.
+            taken.current.mark_used();
+            return Arc::clone(taken.current);
+        }
+        self.genv.hooks.run(&RegistryEvent::Added(&made.breaker));
         if self
             .limits
             .max_breakers
@@ -377,7 +392,7 @@ impl KeyedGroup {
 
     /// Removes `key`'s breaker unless a lookup used it since the sweep read its mark.
     fn evict<G: papaya::Guard>(
-        map: &papaya::HashMapRef<'_, Box<str>, Slot, std::hash::RandomState, G>,
+        map: &papaya::HashMapRef<'_, Box<str>, Arc<Slot>, std::hash::RandomState, G>,
         key: &str,
     ) -> Option<CircuitBreaker> {
         match map.remove_if(key, |_, slot| !slot.used.load(Ordering::Relaxed)) {
@@ -427,6 +442,23 @@ impl KeyText {
             None => std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default(),
         }
     }
+
+    /// The text's bytes: what the per-thread cache compares, with no UTF-8 check.
+    fn as_bytes(&self) -> &[u8] {
+        match &self.spilled {
+            Some(text) => text.as_bytes(),
+            None => &self.buf[..self.len],
+        }
+    }
+
+    /// The text's bytes and then zeros, up to a multiple of 8 bytes when the text is on the
+    /// stack (the buffer starts zeroed): the cache's index hashes them a word at a time.
+    fn padded_bytes(&self) -> &[u8] {
+        match &self.spilled {
+            Some(text) => text.as_bytes(),
+            None => &self.buf[..self.len.next_multiple_of(8)],
+        }
+    }
 }
 
 impl fmt::Write for KeyText {
@@ -450,7 +482,10 @@ impl fmt::Write for KeyText {
 ///
 /// A key is any `Display` value, borrowed or owned; the breaker is the key's text's (so `42u64`
 /// and `"42"` are one breaker). Looking up a key that has a breaker takes no lock and, for a
-/// key text of up to 64 bytes, allocates nothing.
+/// key text of up to 64 bytes, allocates nothing. Each thread remembers the last breakers it
+/// looked up (16 entries, whatever the group), so a key used again on the same thread is found
+/// without the group's map; the breakers it remembers stay alive until their entries are
+/// taken by other keys or the thread ends, but one that left the group is never handed out.
 ///
 /// An evicted or removed breaker goes on working for whoever still holds its handle, on its
 /// own: it keeps its state and its listeners, but it is no longer in the registry (its
@@ -468,8 +503,24 @@ impl Keyed {
     /// `name[key]` if the registry has one, else the config of `name`.
     #[inline]
     pub fn get<K: fmt::Display + ?Sized>(&self, key: &K) -> CircuitBreaker {
-        let text = KeyText::of(key);
-        self.group.get_or_create(text.as_str())
+        let lease = self.lease(key);
+        let breaker = lease.breaker().clone();
+        lease.give_back();
+        breaker
+    }
+
+    /// The breaker of `key`, as [`get`](Keyed::get) finds or makes it, lent for one call:
+    /// from this thread's cache if it holds it, else from the map (see `keyed/recent.rs`).
+    #[inline]
+    pub(crate) fn lease<K: fmt::Display + ?Sized>(&self, key: &K) -> KeyedLease {
+        let key = KeyText::of(key);
+        let group = &self.group;
+        let at = recent::index(group.id, key.padded_bytes());
+        let slot = match recent::take(at, group.id, key.as_bytes()) {
+            Some(slot) => slot,
+            None => group.get_or_create(key.as_str()),
+        };
+        KeyedLease::new(group.id, at, slot)
     }
 
     /// The breaker of `key`, if it has one; never creates one, and does not count as a use
@@ -555,5 +606,10 @@ mod tests {
         assert_eq!(text.as_str(), long);
         assert!(text.spilled.is_some());
         assert_eq!(KeyText::of("tenant/é").as_str(), "tenant/é");
+        // The padded bytes hash alike for a text on the stack and the same text spilled.
+        let padded = KeyText::of("tenant-42");
+        assert_eq!(padded.as_bytes(), b"tenant-42");
+        assert_eq!(padded.padded_bytes(), b"tenant-42\0\0\0\0\0\0\0");
+        assert_eq!(text.padded_bytes(), long.as_bytes());
     }
 }
