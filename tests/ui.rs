@@ -3,6 +3,9 @@
 //!
 //! The snapshots are blessed with the toolchain pinned in `rust-toolchain.toml`:
 //! `TRYBUILD=overwrite cargo test --test ui`, then read every changed `.stderr`.
+//!
+//! A binary of its own: trybuild builds every case with cargo, in a project of its own, and the
+//! command above blesses the snapshots without running any other test.
 
 #[test]
 fn ui() {

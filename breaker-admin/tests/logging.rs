@@ -2,14 +2,14 @@
 //! name with control characters cannot forge a log line. (One test in this binary: it installs
 //! the global subscriber, since the server's threads log.)
 
-mod common;
+mod support;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use breaker_admin::{Admin, Authorization};
 use breaker_core::{ManualClock, Registry, State};
-use common::{client, encode, serve};
+use support::{client, encode, serve};
 
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);

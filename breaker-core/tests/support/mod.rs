@@ -1,4 +1,5 @@
 //! Helpers shared by the integration tests.
+#![allow(dead_code)] // each test binary uses a different subset
 
 pub(crate) mod logs;
 pub(crate) mod redis_server;

@@ -3,17 +3,9 @@
 //! writes, a record is only ever read as written by the writer holding its ticket, and the
 //! newest record is kept unless its writer gave it up (counted in `lost`).
 
-#[allow(dead_code, unreachable_pub)]
-mod sync {
-    pub(crate) use loom::sync::atomic::{fence, AtomicU64};
-}
-
-#[allow(dead_code, unreachable_pub)]
-#[path = "../src/ring.rs"]
-mod ring;
-
 use loom::sync::Arc;
-use ring::{Read, Ring};
+
+use crate::ring::{Read, Ring};
 
 const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
 

@@ -5,15 +5,14 @@
 //! spawning its thread, which on a busy machine lands in the middle of a measured loop), and
 //! tests of one binary run at the same time. Everything measured here runs on the test's
 //! thread (the futures are polled in place, the manual clock runs no thread).
-//! `no_alloc_setups.rs` covers timeouts under Tokio, listeners, DEBUG logging and time-based
+//! `setups.rs` covers timeouts under Tokio, listeners, DEBUG logging and time-based
 //! windows; the facade's `tests/no_alloc_attribute.rs` the attribute.
 
 use std::time::Duration;
 
 use breaker_core::{Always, Classifier, Config, ManualClock, Outcome, Registry, State};
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
+use crate::counting_alloc;
 
 use counting_alloc::{allocations_during, block_on};
 

@@ -2,13 +2,11 @@
 //! `.../{name}/states`), its page and assets, the Prometheus route, turning endpoints off, and
 //! `serve_local`.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::support::{client, encode, fail, get_json, serve, small, succeed};
 use breaker_admin::Admin;
 use breaker_core::{ManualClock, Registry, State};
-use common::{client, encode, fail, get_json, serve, small, succeed};
 use serde_json::{json, Value};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -332,17 +330,17 @@ async fn the_page_its_assets_and_prometheus_have_their_content_types() {
         (
             "/dashboard",
             "text/html; charset=utf-8",
-            include_str!("../assets/dashboard.html"),
+            include_str!("../../assets/dashboard.html"),
         ),
         (
             "/dashboard/dashboard.js",
             "text/javascript; charset=utf-8",
-            include_str!("../assets/dashboard.js"),
+            include_str!("../../assets/dashboard.js"),
         ),
         (
             "/dashboard/dashboard.css",
             "text/css; charset=utf-8",
-            include_str!("../assets/dashboard.css"),
+            include_str!("../../assets/dashboard.css"),
         ),
         (
             "/actuator/prometheus",

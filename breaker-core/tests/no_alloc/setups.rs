@@ -1,10 +1,10 @@
-//! No heap allocation per call in the setups that `no_alloc.rs` leaves out: `timeout-duration`
+//! No heap allocation per call in the setups that `calls.rs` leaves out: `timeout-duration`
 //! under Tokio (a call that completes in time, and one that times out), listeners attached (a
 //! breaker's and a registry's), DEBUG rejection logging on, and a time-based window whose
 //! buckets roll over. The attribute's path is measured in the facade's
 //! `tests/no_alloc_attribute.rs`.
 //!
-//! A counting global allocator, as in `no_alloc.rs`, but counting each thread's allocations
+//! A counting global allocator, as in `calls.rs`, but counting each thread's allocations
 //! apart: the test harness's own thread allocates while a test starts (it records the running
 //! test after spawning its thread), and this binary has several tests. Every setup runs on the
 //! test's thread: the Tokio runtime is a current-thread one, listeners and the log are called
@@ -20,8 +20,7 @@ use breaker_core::{
     SlidingWindowType, State,
 };
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
+use crate::counting_alloc;
 
 use counting_alloc::{allocations, allocations_during, block_on};
 

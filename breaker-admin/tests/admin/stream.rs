@@ -2,14 +2,12 @@
 //! server-sent events, read with reqwest's `bytes_stream()`; a client that falls behind the
 //! ring is told how many events it lost; `Last-Event-ID` resumes.
 
-mod common;
-
 use std::pin::Pin;
 use std::time::Duration;
 
+use crate::support::{client, get_json, serve, succeed};
 use breaker_admin::Admin;
 use breaker_core::{ManualClock, Registry, State};
-use common::{client, get_json, serve, succeed};
 use futures_util::{Stream, StreamExt};
 use serde_json::{json, Value};
 

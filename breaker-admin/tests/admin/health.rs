@@ -1,13 +1,11 @@
 //! `GET /actuator/health`: Spring's health JSON with Resilience4j's `circuitBreakers`
 //! component, its per-state statuses, Spring's aggregation, and 503 only for DOWN.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::support::{fail, get_json, serve, small};
 use breaker_admin::Admin;
 use breaker_core::{Config, ManualClock, Registry, State};
-use common::{fail, get_json, serve, small};
 use serde_json::json;
 
 fn registered(allow_to_fail: bool) -> Config {

@@ -4,7 +4,7 @@
 
 #![cfg(feature = "redis-hint")]
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -15,8 +15,7 @@ use breaker_core::{
 };
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
-#[path = "support/logs.rs"]
-mod logs;
+use crate::support::logs;
 
 /// A registry on a manual clock, exported to a Prometheus recorder of its own.
 fn exported(config: Config) -> (Registry, ManualClock, MetricsExport, PrometheusHandle) {

@@ -9,7 +9,7 @@
 //! CI runs proptest's default number of cases (a few seconds). A long run by hand:
 //!
 //! ```sh
-//! PROPTEST_CASES=200000 cargo test --release -p breaker-core --test config_fuzz
+//! PROPTEST_CASES=200000 cargo test --release -p breaker-core --test config -- fuzz::
 //! ```
 
 use std::time::Duration;

@@ -1,8 +1,7 @@
 //! The expansion only uses absolute paths: it compiles, and runs, under
 //! `#![no_implicit_prelude]`, next to user items named `Result`, `Ok`, `Err` and `Option`,
-//! with `std` imported as `breaker`, and with the crate renamed (`crate = "..."`).
-
-extern crate breaker as renamed;
+//! with `std` imported as `breaker`, and with the crate renamed (`crate = "..."`; the binary's
+//! `main.rs` declares `extern crate breaker as renamed`, which only the crate root can).
 
 /// A module without the prelude: nothing the expansion names may come from it.
 #[no_implicit_prelude]
@@ -72,6 +71,7 @@ mod shadowing {
 
 #[tokio::test]
 async fn expansion_without_prelude_runs() {
+    crate::init();
     assert_eq!(no_prelude::fetch(1).await.unwrap(), 1);
     assert_eq!(no_prelude::fetch(0).await.unwrap(), 100);
     assert_eq!(no_prelude::parity(3).unwrap(), 1);
@@ -81,6 +81,7 @@ async fn expansion_without_prelude_runs() {
 
 #[test]
 fn expansion_next_to_shadowing_items_runs() {
+    crate::init();
     assert_eq!(shadowing::get(4).unwrap(), 8);
     assert_eq!(shadowing::default_path(4).unwrap(), 4);
     let b = renamed::Registry::global().breaker("hygiene:shadowing");

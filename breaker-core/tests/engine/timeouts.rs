@@ -2,8 +2,7 @@
 //! runtime at all, a synchronous call. None of them may fail a call or flood the log: the call
 //! runs without a timeout and the breaker says so once.
 
-#[path = "support/logs.rs"]
-mod logs;
+use crate::support::logs;
 
 use std::future::Future;
 use std::pin::pin;

@@ -3,12 +3,10 @@
 //! permission Resilience4j's `CircuitBreakerUpdateStateResponse`. Bad bodies are 400s that
 //! change nothing.
 
-mod common;
-
+use crate::support::{client, encode, serve};
 use axum::http::request::Parts;
 use breaker_admin::{Admin, Authorization};
 use breaker_core::{ManualClock, Registry, State};
-use common::{client, encode, serve};
 use serde_json::{json, Value};
 
 /// Allows `Bearer ops`, forbids `Bearer viewer`, and asks anything else for credentials.

@@ -2,8 +2,7 @@
 //! header, say) or a configuration file's key or value with a newline or an escape sequence
 //! reaches logs and error messages escaped.
 
-#[path = "support/logs.rs"]
-mod logs;
+use crate::support::logs;
 
 use breaker_core::{Config, Format, ManualClock, Registry, State};
 

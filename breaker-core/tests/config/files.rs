@@ -14,8 +14,7 @@ use breaker_core::{
     Outcome, Registry, SlidingWindowType, State, WaitInterval, CONFIG_ENV,
 };
 
-#[path = "support/logs.rs"]
-mod logs;
+use crate::support::logs;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -782,7 +781,7 @@ fn run_child(mode: &str, file: Option<&Path>) -> String {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "--exact",
-        "child_global_registry",
+        "files::child_global_registry",
         "--ignored",
         "--nocapture",
     ])

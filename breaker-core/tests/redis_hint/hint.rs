@@ -8,7 +8,7 @@
 
 #![cfg(feature = "redis-hint")]
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -546,7 +546,7 @@ async fn two_os_processes_replica_b_fast_opens() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "replica_b_process",
+            "hint::replica_b_process",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

@@ -1,13 +1,11 @@
 //! `GET /actuator/circuitbreakerevents[/{name}[/{eventType}]]`: Resilience4j's event DTOs,
 //! oldest first, the newest `event-consumer-buffer-size` per breaker, filtered by type.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::support::{encode, fail, get_json, serve, small, succeed};
 use breaker_admin::Admin;
 use breaker_core::{ManualClock, Registry};
-use common::{encode, fail, get_json, serve, small, succeed};
 use serde_json::{json, Value};
 
 fn events(body: &Value) -> &Vec<Value> {

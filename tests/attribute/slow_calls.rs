@@ -7,37 +7,36 @@
 //! slow calls in all. The assertions are on what the breaker decided, never on how long
 //! anything took.
 //!
-//! The attribute resolves breakers from `Registry::global()`, so this binary installs one
-//! registry, on `Clock::system()`, before any test touches it.
+//! The attribute resolves breakers from `Registry::global()`: the binary's [`init`] installs
+//! one registry, on `Clock::system()`, with the instances of [`instances`], before any test
+//! touches it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Once;
 use std::time::Duration;
 
-use breaker::{circuit_breaker, CallNotPermitted, Clock, Config, Registry, State};
+use breaker::{circuit_breaker, CallNotPermitted, Config, Registry, RegistryBuilder, State};
+
+use crate::init;
 
 const THRESHOLD: Duration = Duration::from_millis(20);
 /// Three times the threshold: the coarse clock's tick (1 to 4 ms) cannot hide it.
 const SLOW: Duration = Duration::from_millis(60);
 
-fn init() {
-    static INIT: Once = Once::new();
-    INIT.call_once(|| {
-        // Opens when both calls of a window of 2 are slow; every call here succeeds.
-        let config = Config::builder()
-            .sliding_window_size(2)
-            .minimum_number_of_calls(2)
-            .slow_call_duration_threshold(THRESHOLD)
-            .slow_call_rate_threshold(100.0)
-            .wait_duration_in_open_state(Duration::from_secs(3600))
-            .build()
-            .unwrap();
-        let mut registry = Registry::builder().clock(Clock::system());
-        for name in ["slow:sync", "slow:async"] {
-            registry = registry.instance(name, config.clone());
-        }
-        Registry::install_global(registry.build()).expect("nothing used the global registry yet");
-    });
+/// This module's instances in the binary's global registry.
+pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
+    // Opens when both calls of a window of 2 are slow; every call here succeeds.
+    let config = Config::builder()
+        .sliding_window_size(2)
+        .minimum_number_of_calls(2)
+        .slow_call_duration_threshold(THRESHOLD)
+        .slow_call_rate_threshold(100.0)
+        .wait_duration_in_open_state(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    for name in ["slow:sync", "slow:async"] {
+        registry = registry.instance(name, config.clone());
+    }
+    registry
 }
 
 #[derive(Debug, PartialEq)]

@@ -1,8 +1,7 @@
 //! Rejected calls in the log: at most one DEBUG line per breaker per second of its clock, with
 //! the count of rejections since the line before; nothing at all when DEBUG is off.
 
-#[path = "support/logs.rs"]
-mod logs;
+use crate::support::logs;
 
 use std::time::Duration;
 

@@ -2,11 +2,9 @@
 //! and `CircuitBreakerDetails`, field by field, for breakers that existed before the admin and
 //! breakers made after it, plain and keyed; removed and replaced breakers; unknown names.
 
-mod common;
-
+use crate::support::{encode, fail, get_json, serve, small, succeed};
 use breaker_admin::Admin;
 use breaker_core::{Config, ManualClock, Registry};
-use common::{encode, fail, get_json, serve, small, succeed};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

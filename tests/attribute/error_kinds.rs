@@ -2,11 +2,12 @@
 //! attribute (sync and async), `call`, `call_sync` and `call_with`, as Spring applies them to
 //! `@CircuitBreaker` methods.
 
-use std::sync::Once;
-
 use breaker::{
-    circuit_breaker, CallError, CallNotPermitted, Classifier, ErrorKind, Format, Registry, State,
+    circuit_breaker, CallError, CallNotPermitted, Classifier, ErrorKind, Format, Registry,
+    RegistryBuilder, State,
 };
+
+use crate::init;
 
 #[derive(Debug, PartialEq)]
 enum HttpError {
@@ -34,21 +35,17 @@ resilience4j.circuitbreaker.instances.kinds-async.ignore-exceptions=ClientError
 resilience4j.circuitbreaker.instances.kinds-api.ignore-exceptions=ClientError
 ";
 
-fn init() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let registry = Registry::builder()
-            .error_kind(ErrorKind::new("ClientError", |e: &HttpError| {
-                matches!(e, HttpError::Status(400..=499))
-            }))
-            .error_kind(ErrorKind::new("ServerError", |e: &HttpError| {
-                matches!(e, HttpError::Status(500..=599))
-            }))
-            .load_str(Format::Properties, "application.properties", FILE)
-            .expect("the test's file loads")
-            .build();
-        Registry::install_global(registry).expect("nothing used the global registry yet");
-    });
+/// This module's error kinds and file in the binary's global registry.
+pub(crate) fn instances(registry: RegistryBuilder) -> RegistryBuilder {
+    registry
+        .error_kind(ErrorKind::new("ClientError", |e: &HttpError| {
+            matches!(e, HttpError::Status(400..=499))
+        }))
+        .error_kind(ErrorKind::new("ServerError", |e: &HttpError| {
+            matches!(e, HttpError::Status(500..=599))
+        }))
+        .load_str(Format::Properties, "application.properties", FILE)
+        .expect("the test's file loads")
 }
 
 fn state(name: &str) -> State {

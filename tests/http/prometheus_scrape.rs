@@ -13,7 +13,7 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::StatusCode;
 
-#[path = "../examples/prometheus.rs"]
+#[path = "../../examples/prometheus.rs"]
 mod demo;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

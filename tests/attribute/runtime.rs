@@ -1,59 +1,59 @@
 //! Behaviour through `#[circuit_breaker]`: what a user of the attribute sees at run time.
 //!
-//! The attribute resolves breakers from `Registry::global()`, so this binary installs one
-//! configured registry before any test touches it ([`init`]), and every test uses breaker
-//! names of its own.
+//! The attribute resolves breakers from `Registry::global()`: the binary's [`init`] installs
+//! one registry, with the instances of [`instances`], before any test touches it, and every
+//! test uses breaker names of its own.
 
 use std::future::{poll_fn, Future};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, Once};
+use std::sync::Mutex;
 use std::task::Poll;
 use std::time::Duration;
 
-use breaker::{circuit_breaker, CallError, CallNotPermitted, Config, Registry, State};
+use breaker::{
+    circuit_breaker, CallError, CallNotPermitted, Config, Registry, RegistryBuilder, State,
+};
 
-/// Installs the global registry once for this test binary.
-fn init() {
-    static INIT: Once = Once::new();
-    INIT.call_once(|| {
-        // Opens after 2 calls in a window of 4 if half of them failed; never moves to HALF_OPEN
-        // on its own during a test; one trial call in HALF_OPEN.
-        let small = || {
-            Config::builder()
-                .sliding_window_size(4)
-                .minimum_number_of_calls(2)
-                .failure_rate_threshold(50.0)
-                .wait_duration_in_open_state(Duration::from_secs(3600))
-                .permitted_number_of_calls_in_half_open_state(1)
-        };
-        let mut registry = Registry::builder();
-        for name in [
-            "rt:shared",
-            "rt:fallback",
-            "rt:ignored",
-            "rt:result",
-            "rt:half-open",
-            "rt:keyed",
-            "rt:method",
-            "rt:panic",
-            "rt:io",
-        ] {
-            registry = registry.instance(name, small().build().unwrap());
-        }
-        for name in [
-            "rt:timeout",
-            "rt:timeout-fallback",
-            "rt:timeout-typed",
-            "rt:timeout-io",
-        ] {
-            let config = small()
-                .timeout_duration(Some(Duration::from_millis(100)))
-                .build()
-                .unwrap();
-            registry = registry.instance(name, config);
-        }
-        Registry::install_global(registry.build()).expect("nothing used the global registry yet");
-    });
+use crate::init;
+
+/// This module's instances in the binary's global registry.
+pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
+    // Opens after 2 calls in a window of 4 if half of them failed; never moves to HALF_OPEN
+    // on its own during a test; one trial call in HALF_OPEN.
+    let small = || {
+        Config::builder()
+            .sliding_window_size(4)
+            .minimum_number_of_calls(2)
+            .failure_rate_threshold(50.0)
+            .wait_duration_in_open_state(Duration::from_secs(3600))
+            .permitted_number_of_calls_in_half_open_state(1)
+    };
+    for name in [
+        "rt:shared",
+        "rt:fallback",
+        "rt:ignored",
+        "rt:result",
+        "rt:half-open",
+        "rt:keyed",
+        "rt:method",
+        "rt:panic",
+        "rt:io",
+    ] {
+        registry = registry.instance(name, small().build().unwrap());
+    }
+    for name in [
+        "rt:timeout",
+        "rt:timeout-fallback",
+        "rt:timeout-typed",
+        "rt:timeout-io",
+    ] {
+        let config = small()
+            .timeout_duration(Some(Duration::from_millis(100)))
+            .build()
+            .unwrap();
+        registry = registry.instance(name, config);
+    }
+    registry
 }
 
 #[derive(Debug, Clone, PartialEq)]
