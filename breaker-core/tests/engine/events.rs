@@ -5,21 +5,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
-use breaker_core::{Config, EventKind, ManualClock, Outcome, Registry, State, TransitionCause};
+use breaker_core::{Config, EventKind, Outcome, State, TransitionCause};
 
-fn registry(config: Config) -> (ManualClock, Registry) {
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .default_config(config)
-        .build();
-    (clock, registry)
-}
+use crate::support::manual_registry;
 
 #[test]
 fn racing_failures_publish_exactly_one_open_event() {
     for _round in 0..50 {
-        let (_clock, registry) = registry(
+        let (_clock, registry) = manual_registry(
             Config::builder()
                 .sliding_window_size(8)
                 .minimum_number_of_calls(8)
@@ -55,7 +48,7 @@ fn racing_failures_publish_exactly_one_open_event() {
 
 #[test]
 fn every_kind_of_event_is_published() {
-    let (clock, registry) = registry(
+    let (clock, registry) = manual_registry(
         Config::builder()
             .sliding_window_size(2)
             .minimum_number_of_calls(2)
@@ -108,7 +101,7 @@ fn every_kind_of_event_is_published() {
 
 #[test]
 fn a_panicking_listener_is_skipped_and_the_breaker_goes_on() {
-    let (_clock, registry) = registry(Config::default());
+    let (_clock, registry) = manual_registry(Config::default());
     let b = registry.breaker("p");
     let _bad = b.subscribe(|_| panic!("listener bug"));
     let count = Arc::new(AtomicUsize::new(0));
@@ -131,7 +124,7 @@ fn a_panicking_listener_is_skipped_and_the_breaker_goes_on() {
 
 #[test]
 fn dropping_the_subscription_unsubscribes() {
-    let (_clock, registry) = registry(Config::default());
+    let (_clock, registry) = manual_registry(Config::default());
     let b = registry.breaker("u");
     let count = Arc::new(AtomicUsize::new(0));
     let c = count.clone();
@@ -146,7 +139,7 @@ fn dropping_the_subscription_unsubscribes() {
 
 #[test]
 fn a_hint_opens_only_a_closed_breaker_without_local_history() {
-    let (_clock, registry) = registry(
+    let (_clock, registry) = manual_registry(
         Config::builder()
             .sliding_window_size(4)
             .minimum_number_of_calls(4)
@@ -216,7 +209,7 @@ fn a_hint_opens_only_a_closed_breaker_without_local_history() {
 /// must count as local evidence all the same, and an ignored call still must not.
 #[test]
 fn a_call_recorded_without_the_lock_is_local_history() {
-    let (_clock, registry) = registry(Config::default());
+    let (_clock, registry) = manual_registry(Config::default());
     let used = registry.breaker("used-quietly");
     used.call_sync(|| Ok::<_, ()>(())).unwrap();
     assert!(
@@ -242,7 +235,7 @@ fn a_call_recorded_without_the_lock_is_local_history() {
 
 #[test]
 fn a_rejection_made_without_the_lock_still_carries_the_metrics() {
-    let (_clock, registry) = registry(
+    let (_clock, registry) = manual_registry(
         Config::builder()
             .sliding_window_size(4)
             .minimum_number_of_calls(4)

@@ -13,8 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker_core::{
-    CircuitBreaker, Clock, Config, Event, EventKind, ManualClock, Registry, State, TransitionCause,
+    CircuitBreaker, Clock, Config, Event, EventKind, Registry, State, TransitionCause,
 };
+
+use crate::support::manual_registry;
 
 /// A window of 2 calls that opens when both are slow (100 %), and never on failures here (every
 /// call succeeds). OPEN lasts an hour, so nothing moves on by itself during a test.
@@ -278,21 +280,12 @@ async fn a_timed_out_call_is_a_slow_failure_on_the_system_clock() {
 
 // --- the manual clock: advanced inside the call ------------------------------------------
 
-fn manual(config: Config) -> (ManualClock, Registry) {
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .default_config(config)
-        .build();
-    (clock, registry)
-}
-
 /// Slow means longer than the threshold: a call of exactly the threshold is not slow, one
 /// nanosecond more is; the event carries the duration the clock measured, to the nanosecond.
 #[test]
 fn call_sync_on_the_manual_clock_measures_the_time_that_passed_inside_the_call() {
     let threshold = Duration::from_secs(2);
-    let (clock, registry) = manual(slow_only(threshold, 4, 50.0));
+    let (clock, registry) = manual_registry(slow_only(threshold, 4, 50.0));
     for name in ["manual-sync", "manual-sync-watched"] {
         let b = registry.breaker(name);
         let seen = (name == "manual-sync-watched").then(|| listen(&b));
@@ -342,7 +335,7 @@ fn call_sync_on_the_manual_clock_measures_the_time_that_passed_inside_the_call()
 #[tokio::test]
 async fn async_call_on_the_manual_clock_measures_the_time_that_passed_inside_the_call() {
     let threshold = Duration::from_millis(500);
-    let (clock, registry) = manual(slow_only(threshold, 2, 100.0));
+    let (clock, registry) = manual_registry(slow_only(threshold, 2, 100.0));
     let b = registry.breaker("manual-async");
     let (seen, _sub) = listen(&b);
     b.call(async {
@@ -385,7 +378,7 @@ async fn async_call_on_the_manual_clock_measures_the_time_that_passed_inside_the
 #[test]
 fn a_permit_on_the_manual_clock_counts_the_time_since_it_was_granted() {
     let threshold = Duration::from_secs(1);
-    let (clock, registry) = manual(slow_only(threshold, 2, 100.0));
+    let (clock, registry) = manual_registry(slow_only(threshold, 2, 100.0));
     let b = registry.breaker("manual-permit");
     let first = b.try_acquire().unwrap();
     clock.advance(Duration::from_millis(600));

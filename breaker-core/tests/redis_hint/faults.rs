@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use breaker_core::hint::{HintError, HintHandle, RedisHint};
 use breaker_core::{CircuitBreaker, Config, ManualClock, Registry, State};
 use support::redis_server::RedisServer;
-use support::{logs, replica};
+use support::{logs, manual_registry};
 
 const NEVER: Duration = Duration::from_secs(3600);
 
@@ -68,7 +68,7 @@ async fn redis_down_at_start_then_up_publishes_and_logs_rate_limited() {
     logs::capture();
     let port = RedisServer::unused_port();
     let url = format!("redis://127.0.0.1:{port}");
-    let (_clock, registry) = replica(config());
+    let (_clock, registry) = manual_registry(config());
     let h = start(&url, &registry, Duration::from_millis(10));
     let b = registry.breaker("svc");
     fail_until_open(&b); // exactly as without Redis
@@ -168,7 +168,7 @@ fn workload(registries: &[(ManualClock, Registry)], at_third: impl FnOnce()) -> 
 #[test]
 fn redis_killed_mid_run_under_load_changes_no_outcome_and_the_hint_comes_back() {
     let baseline = workload(
-        &(0..WORKERS).map(|_| replica(config())).collect::<Vec<_>>(),
+        &(0..WORKERS).map(|_| manual_registry(config())).collect::<Vec<_>>(),
         || {},
     );
     for seen in &baseline {
@@ -182,7 +182,7 @@ fn redis_killed_mid_run_under_load_changes_no_outcome_and_the_hint_comes_back() 
         .unwrap();
     let mut server = RedisServer::start();
     let url = server.url();
-    let registries: Vec<_> = (0..WORKERS).map(|_| replica(config())).collect();
+    let registries: Vec<_> = (0..WORKERS).map(|_| manual_registry(config())).collect();
     let hints: Vec<HintHandle> = rt.block_on(async {
         registries
             .iter()
@@ -231,7 +231,7 @@ fn redis_killed_mid_run_under_load_changes_no_outcome_and_the_hint_comes_back() 
 
     // A fresh replica still fast-opens from the restarted server.
     rt.block_on(async {
-        let (_clock, fresh) = replica(config());
+        let (_clock, fresh) = manual_registry(config());
         let b = fresh.breaker("after-restart");
         let h = start(&url, &fresh, NEVER);
         h.check_now().await.unwrap();
@@ -243,7 +243,7 @@ fn redis_killed_mid_run_under_load_changes_no_outcome_and_the_hint_comes_back() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_redis_blocks_no_call_and_the_hint_resumes() {
     let server = RedisServer::start();
-    let (_clock, registry) = replica(config());
+    let (_clock, registry) = manual_registry(config());
     let h = Arc::new(start(&server.url(), &registry, Duration::from_millis(20)));
     until_ok(&h).await;
 
@@ -288,7 +288,7 @@ async fn stalled_redis_blocks_no_call_and_the_hint_resumes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rediss_against_a_plain_server_is_an_outage_not_a_panic() {
     let server = RedisServer::start();
-    let (_clock, registry) = replica(config());
+    let (_clock, registry) = manual_registry(config());
     let url = format!("rediss://127.0.0.1:{}", server.port());
     let h = start(&url, &registry, NEVER);
     let err = h.check_now().await.unwrap_err();

@@ -21,7 +21,7 @@ use breaker_core::{
     CircuitBreaker, Config, EventKind, ManualClock, Registry, State, TransitionCause,
 };
 use support::redis_server::{RedisServer, Reply};
-use support::{logs, replica};
+use support::{logs, manual_registry};
 
 const WAIT: Duration = Duration::from_secs(5);
 /// Long enough that only `check_now` reads hints after the first check at start.
@@ -140,10 +140,10 @@ async fn script(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn single_replica_behaves_as_without_the_hint_and_publishes_once_per_open() {
     let server = RedisServer::start();
-    let (clock, plain) = replica(config());
+    let (clock, plain) = manual_registry(config());
     let without = script(&clock, &plain, None).await;
 
-    let (clock, registry) = replica(config());
+    let (clock, registry) = manual_registry(config());
     let h = hint(&server, &registry, "solo", NEVER);
     let with = script(&clock, &registry, Some(&h)).await;
 
@@ -174,9 +174,9 @@ async fn single_replica_behaves_as_without_the_hint_and_publishes_once_per_open(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_replica_fast_opens_within_one_check_interval_without_calling() {
     let server = RedisServer::start();
-    let (_clock_a, a) = replica(config());
+    let (_clock_a, a) = manual_registry(config());
     let hint_a = hint(&server, &a, "replica-a", NEVER);
-    let (clock_b, b) = replica(config());
+    let (clock_b, b) = manual_registry(config());
     let b_svc = b.breaker("svc"); // exists, never called
     let every = Duration::from_millis(100);
     let hint_b = Arc::new(hint(&server, &b, "replica-b", every));
@@ -245,7 +245,7 @@ async fn a_fresh_replica_fast_opens_within_one_check_interval_without_calling() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn addendum_regression_own_stale_hint_never_reopens_a_recovered_breaker() {
     let server = RedisServer::start();
-    let (clock, registry) = replica(config());
+    let (clock, registry) = manual_registry(config());
     let h = hint(&server, &registry, "replica-a", NEVER);
     let seen = record_transitions(&registry);
     let b = registry.breaker("svc");
@@ -326,7 +326,7 @@ async fn hints_for_unknown_names_create_nothing_and_later_breakers_fast_open() {
         server.cmd(&["SET", &key, "open replica-a", "PX", "30000"]);
     }
     server.cmd(&["SET", "cb:hint:svc", "open replica-a", "PX", "30000"]);
-    let (_clock, registry) = replica(config());
+    let (_clock, registry) = manual_registry(config());
     let h = hint(&server, &registry, "replica-b", NEVER);
     h.check_now().await.unwrap();
     assert!(registry.breakers().is_empty(), "a hint created a breaker");
@@ -338,7 +338,7 @@ async fn hints_for_unknown_names_create_nothing_and_later_breakers_fast_open() {
     assert_eq!(svc.state(), State::Open);
 
     // Keyed breakers (`name[key]`), published by one replica, read by another.
-    let (_clock_a, a) = replica(config());
+    let (_clock_a, a) = manual_registry(config());
     let hint_a = hint(&server, &a, "replica-a", NEVER);
     let model = "openai/gpt-4 {turbo}".to_owned();
     fail_until_open(&a.keyed("llm").get(&model));
@@ -366,7 +366,7 @@ async fn malformed_hints_are_ignored_with_a_log_line() {
     server.cmd_bytes(&[b"SET", b"garbage:huge", &huge]);
     server.cmd(&["SET", "garbage:word", "banana"]);
     server.cmd(&["SET", "garbage:good", "open replica-a", "PX", "30000"]);
-    let (_clock, registry) = replica(config());
+    let (_clock, registry) = manual_registry(config());
     let names = ["list", "hash", "huge", "word", "good"];
     let breakers: Vec<_> = names.iter().map(|n| registry.breaker(n)).collect();
     let h = RedisHint::builder(server.url())
@@ -420,7 +420,7 @@ async fn dropping_the_handle_ends_the_task_and_closes_its_connection() {
     };
     let metrics = tokio::runtime::Handle::current().metrics();
     let baseline = metrics.num_alive_tasks();
-    let (_clock, registry) = replica(config());
+    let (_clock, registry) = manual_registry(config());
     let h = hint(&server, &registry, "replica-a", Duration::from_millis(20));
     registry.breaker("svc");
     h.check_now().await.unwrap();
@@ -454,7 +454,7 @@ async fn dropping_the_handle_ends_the_task_and_closes_its_connection() {
     eventually("its connection closes", || clients() == 1).await;
 
     // shutdown() waits for the end.
-    let (_clock, registry) = replica(config());
+    let (_clock, registry) = manual_registry(config());
     let h = hint(&server, &registry, "replica-a", NEVER);
     h.check_now().await.unwrap();
     h.shutdown().await;
@@ -515,7 +515,7 @@ fn replica_b_process() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let (_clock, registry) = replica(config());
+        let (_clock, registry) = manual_registry(config());
         let svc = registry.breaker("svc");
         let seen = record_transitions(&registry);
         let h = RedisHint::builder(url)
@@ -585,7 +585,7 @@ async fn two_os_processes_replica_b_fast_opens() {
     wait_for("READY", &mut output);
 
     // Replica A, in this process, opens on its own evidence and publishes.
-    let (_clock, a) = replica(config());
+    let (_clock, a) = manual_registry(config());
     let hint_a = hint(&server, &a, "replica-a", NEVER);
     fail_until_open(&a.breaker("svc"));
     hint_a.check_now().await.unwrap();

@@ -6,8 +6,9 @@ pub(crate) mod redis_server;
 
 use breaker_core::{Config, ManualClock, Registry};
 
-/// One replica: a registry of its own on a manual clock, every breaker configured by `config`.
-pub(crate) fn replica(config: Config) -> (ManualClock, Registry) {
+/// A registry of its own on a manual clock (returned, to move time on), every breaker
+/// configured by `config`.
+pub(crate) fn manual_registry(config: Config) -> (ManualClock, Registry) {
     let clock = ManualClock::new();
     let registry = Registry::builder()
         .clock(clock.clone())
