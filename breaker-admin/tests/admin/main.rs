@@ -1,9 +1,7 @@
 //! The operations surface over HTTP on 127.0.0.1: the actuator's circuit breakers, events and
 //! health, the server-sent event stream, the write operation and the dashboard; and the event
-//! ring under loom (`ring_loom`). Helpers in `support`.
-//!
-//! `logging.rs` is a binary of its own: it installs the process's global `tracing` subscriber
-//! and reads every line the server's threads log.
+//! ring under loom (`ring_loom`); the log line of a write (`logging`, through the capturing
+//! subscriber of `support::logs`, installed once for the whole binary). Helpers in `support`.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -22,6 +20,7 @@ mod circuit_breakers;
 mod dashboard;
 mod events;
 mod health;
+mod logging;
 mod ring_loom;
 mod stream;
 mod write_operation;

@@ -1,6 +1,10 @@
 //! What every test of the admin shares: a real server on 127.0.0.1:0, a client without proxies,
-//! and breakers that open after a few calls.
+//! breakers that open after a few calls, and the capture of log lines.
 #![allow(dead_code, unreachable_pub)]
+
+// The log capture breaker-core's tests use, written once for both crates.
+#[path = "../../../breaker-core/tests/support/logs.rs"]
+pub mod logs;
 
 use std::time::Duration;
 

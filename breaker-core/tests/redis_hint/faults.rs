@@ -168,7 +168,9 @@ fn workload(registries: &[(ManualClock, Registry)], at_third: impl FnOnce()) -> 
 #[test]
 fn redis_killed_mid_run_under_load_changes_no_outcome_and_the_hint_comes_back() {
     let baseline = workload(
-        &(0..WORKERS).map(|_| manual_registry(config())).collect::<Vec<_>>(),
+        &(0..WORKERS)
+            .map(|_| manual_registry(config()))
+            .collect::<Vec<_>>(),
         || {},
     );
     for seen in &baseline {
