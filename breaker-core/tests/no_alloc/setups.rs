@@ -271,6 +271,11 @@ fn rejections_allocate_nothing_with_debug_logging_on() {
         for _ in 0..10 {
             let _ = b.call_sync(|| Ok::<_, ()>(()));
         }
+        // While this is the only live dispatcher, tracing computes the interest of a callsite
+        // that runs for the first time from the default of the thread that runs it: another
+        // test of this binary, on a thread without a subscriber, may have cached "never" for
+        // the rejection line. Computed again from this thread, it is "always".
+        tracing::callsite::rebuild_interest_cache();
         let lines_before = DEBUG_EVENTS.load(Ordering::SeqCst);
         let mut open = 0;
         let batches = 100;
