@@ -144,7 +144,7 @@ async fn metrics(State(handle): State<PrometheusHandle>) -> impl IntoResponse {
     ([(CONTENT_TYPE, TEXT_FORMAT)], handle.render())
 }
 
-#[allow(dead_code)] // when this file is a module of tests/prometheus_scrape.rs
+#[allow(dead_code)] // when this file is a module of tests/http/prometheus_scrape.rs
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let seconds: u64 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(20);

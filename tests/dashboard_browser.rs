@@ -15,6 +15,9 @@
 //!
 //! Without /usr/bin/chromium or /usr/bin/chromedriver the tests fail (never skip) and say what
 //! to install; scripts/test.sh installs both.
+//!
+//! A binary of its own: Chromium and ChromeDriver are busy processes, and the one-second check
+//! above should not compete with other tests' threads for the CPU.
 
 // Tests cannot run examples, so the example's service is included here. The test does not
 // use every item the example's `main` uses.

@@ -22,6 +22,9 @@
 //! (truncated, mistyped, about someone else) is a protocol error that says what was wrong, a
 //! bureau that is not there is a connection error, and a tax id with `/` or `?` in it stays one
 //! path segment.
+//!
+//! A binary of its own: the attribute reads the process's global registry, and this test
+//! installs it from the example's file at the compressed scale, which no other test could share.
 
 // Tests cannot run examples, so the example's modules are included here. The test does not
 // use every item the example's `main` uses.

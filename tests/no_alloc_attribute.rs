@@ -3,10 +3,14 @@
 //! in CLOSED, OPEN and HALF_OPEN. The attribute resolves its breaker once per call site; after
 //! the first call (the warm-up), a guarded call costs no allocation beyond what its body makes.
 //!
-//! A counting global allocator as in breaker-core's `no_alloc.rs`, counting each thread's
+//! A counting global allocator as in breaker-core's `tests/no_alloc/`, counting each thread's
 //! allocations apart (the test harness's thread allocates while a test starts); everything
 //! measured runs on the test's thread (a current-thread Tokio runtime, a manual clock). The
 //! global registry is on a manual clock, so nothing moves on by itself.
+//!
+//! A binary of its own: the global registry here is on a manual clock, and the attribute
+//! binary's is on the system clock (one global registry per process). The counting allocator
+//! alone would not need it: its counts are per thread.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Once;

@@ -1,7 +1,7 @@
 //! How long loading a configuration takes, by format and input size: valid files with more and
 //! more instances, and hostile inputs (random bytes, deep nesting, long continued lines) that
 //! a parser could handle in more than linear time. The fuzz test (breaker-core's
-//! `tests/config_fuzz.rs`) checks what loading returns; this is where its time is measured.
+//! `tests/config/fuzz.rs`) checks what loading returns; this is where its time is measured.
 //!
 //! ```text
 //! cargo bench -p breaker-bench --bench config_parse

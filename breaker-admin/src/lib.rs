@@ -158,7 +158,7 @@ mod ring_tests;
 mod routes;
 mod text;
 
-/// The atomics the ring is made of: std's here; loom's where `tests/ring_loom.rs` compiles
+/// The atomics the ring is made of: std's here; loom's where `tests/admin/ring_loom.rs` compiles
 /// `ring.rs` into its model.
 mod sync {
     pub(crate) use std::sync::atomic::{fence, AtomicU64};

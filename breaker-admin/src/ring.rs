@@ -25,7 +25,7 @@
 //! two writes. Every field is an atomic, so no `unsafe` is needed; a torn copy is only ever
 //! values that are detected and dropped. `ring_tests.rs` runs writers against a reader and checks
 //! every record it gets for tearing, and that a quiet ring gives back its newest records;
-//! `tests/ring_loom.rs` model-checks every interleaving of writers wrapping one slot under a
+//! `tests/admin/ring_loom.rs` model-checks every interleaving of writers wrapping one slot under a
 //! reader (this file is compiled there with loom's atomics, through `crate::sync`).
 
 use std::sync::atomic::Ordering;

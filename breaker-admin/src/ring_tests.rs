@@ -1,4 +1,4 @@
-//! The ring under many writers and a reader (`ring.rs`); `tests/ring_loom.rs` checks the
+//! The ring under many writers and a reader (`ring.rs`); `tests/admin/ring_loom.rs` checks the
 //! interleavings of a slot's writers with loom.
 
 use std::sync::atomic::Ordering;

@@ -11,13 +11,20 @@ use tracing::{Event, Metadata, Subscriber};
 
 static LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// Installs the capturing subscriber as the process-wide default (once per test binary).
+/// Installs the capturing subscriber as the process-wide default (once per test binary), and
+/// has every callsite registered so far ask again whether it is wanted.
+///
+/// tracing caches each callsite's interest when the callsite first runs. A test of the binary
+/// that does not read the log may first run a callsite while no subscriber is installed yet,
+/// or while this one is being installed; the cache would then say "never", and a test that
+/// reads the log would miss its lines. Rebuilding the cache at every call closes that gap.
 pub(crate) fn capture() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
         tracing::subscriber::set_global_default(Capture)
             .expect("no other global tracing subscriber in this test binary");
     });
+    tracing::callsite::rebuild_interest_cache();
 }
 
 /// Every captured line (`LEVEL target: message field=value ...`) that contains all of `parts`.

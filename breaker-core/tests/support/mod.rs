@@ -1,12 +1,14 @@
 //! Helpers shared by the integration tests.
+#![allow(dead_code)] // each test binary uses a different subset
 
 pub(crate) mod logs;
 pub(crate) mod redis_server;
 
 use breaker_core::{Config, ManualClock, Registry};
 
-/// One replica: a registry of its own on a manual clock, every breaker configured by `config`.
-pub(crate) fn replica(config: Config) -> (ManualClock, Registry) {
+/// A registry of its own on a manual clock (returned, to move time on), every breaker
+/// configured by `config`.
+pub(crate) fn manual_registry(config: Config) -> (ManualClock, Registry) {
     let clock = ManualClock::new();
     let registry = Registry::builder()
         .clock(clock.clone())

@@ -1,0 +1,247 @@
+//! `GET /actuator/circuitbreakerevents[/{name}[/{eventType}]]`: Resilience4j's event DTOs,
+//! oldest first, the newest `event-consumer-buffer-size` per breaker, filtered by type.
+
+use std::time::Duration;
+
+use crate::support::{encode, fail, get_json, serve, small, succeed};
+use breaker_admin::Admin;
+use breaker_core::{ManualClock, Registry};
+use serde_json::{json, Value};
+
+fn events(body: &Value) -> &Vec<Value> {
+    body["circuitBreakerEvents"]
+        .as_array()
+        .expect("circuitBreakerEvents")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_newest_events_oldest_first_in_resilience4j_dtos() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .instance("all", small().build().unwrap())
+        .instance(
+            "three",
+            small().event_consumer_buffer_size(3).build().unwrap(),
+        )
+        .instance(
+            "none",
+            small().event_consumer_buffer_size(0).build().unwrap(),
+        )
+        .build();
+    let admin = Admin::new(&registry);
+    let base = serve(admin.router()).await;
+    for name in ["all", "three", "none"] {
+        let breaker = registry.breaker(name);
+        let _ = breaker.call_sync(|| {
+            clock.advance(Duration::from_millis(250));
+            Ok::<_, ()>(())
+        });
+        fail(&breaker);
+        succeed(&breaker);
+        fail(&breaker); // 2 of 4: OPEN
+        succeed(&breaker); // rejected
+    }
+    clock.advance(Duration::from_millis(1500));
+    let reset = registry.breaker("all");
+    reset.reset();
+
+    let (status, body) = get_json(&format!("{base}/actuator/circuitbreakerevents/all")).await;
+    assert_eq!(status, 200);
+    let event = |kind: &str, time: &str| json!({ "circuitBreakerName": "all", "type": kind, "creationTime": time });
+    let call = |kind: &str, time: &str, ms: u64| json!({ "circuitBreakerName": "all", "type": kind, "creationTime": time, "durationInMs": ms });
+    // The three breakers' 250 ms calls run one after the other on one clock.
+    let t1 = "2023-11-14T22:13:20.250Z";
+    assert_eq!(
+        body,
+        json!({ "circuitBreakerEvents": [
+            call("SUCCESS", t1, 250),
+            call("ERROR", t1, 0),
+            call("SUCCESS", t1, 0),
+            call("ERROR", t1, 0),
+            event("FAILURE_RATE_EXCEEDED", t1),
+            {
+                "circuitBreakerName": "all",
+                "type": "STATE_TRANSITION",
+                "creationTime": t1,
+                "stateTransition": "CLOSED_TO_OPEN"
+            },
+            event("NOT_PERMITTED", t1),
+            // `reset()` from OPEN: the transition, then the reset, as Resilience4j publishes them.
+            {
+                "circuitBreakerName": "all",
+                "type": "STATE_TRANSITION",
+                "creationTime": "2023-11-14T22:13:22.250Z",
+                "stateTransition": "OPEN_TO_CLOSED"
+            },
+            event("RESET", "2023-11-14T22:13:22.250Z"),
+        ] })
+    );
+
+    // `event-consumer-buffer-size = 3`: the newest three, still oldest first.
+    let (_, three) = get_json(&format!("{base}/actuator/circuitbreakerevents/three")).await;
+    let kinds: Vec<&str> = events(&three)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["FAILURE_RATE_EXCEEDED", "STATE_TRANSITION", "NOT_PERMITTED"]
+    );
+    assert_eq!(
+        events(&three)[2]["creationTime"],
+        "2023-11-14T22:13:20.500Z"
+    );
+    // 0 keeps none.
+    let (status, none) = get_json(&format!("{base}/actuator/circuitbreakerevents/none")).await;
+    assert_eq!(status, 200);
+    assert_eq!(none, json!({ "circuitBreakerEvents": [] }));
+
+    // The dashboard's timeline reads the same ring.
+    let (_, same) = get_json(&format!("{base}/dashboard/api/breakers/all/events")).await;
+    assert_eq!(same, body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtered_by_type_and_merged_by_time() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder().clock(clock.clone()).build();
+    let admin = Admin::new(&registry);
+    let base = serve(admin.router()).await;
+    let a = registry.breaker("a");
+    let b = registry.keyed("b").get("k/1");
+    succeed(&a);
+    clock.advance(Duration::from_millis(1));
+    fail(&b);
+    clock.advance(Duration::from_millis(1));
+    fail(&a);
+    clock.advance(Duration::from_millis(1));
+    succeed(&b);
+
+    let (_, errors) = get_json(&format!("{base}/actuator/circuitbreakerevents/a/error")).await;
+    assert_eq!(
+        errors,
+        json!({ "circuitBreakerEvents": [{
+            "circuitBreakerName": "a",
+            "type": "ERROR",
+            "creationTime": "2023-11-14T22:13:20.002Z",
+            "durationInMs": 0
+        }] })
+    );
+    let url = format!(
+        "{base}/actuator/circuitbreakerevents/{}/SUCCESS",
+        encode(b.name())
+    );
+    let (_, successes) = get_json(&url).await;
+    assert_eq!(events(&successes).len(), 1);
+    assert_eq!(events(&successes)[0]["circuitBreakerName"], "b[k/1]");
+    let (status, none) = get_json(&format!(
+        "{base}/actuator/circuitbreakerevents/a/FORCED_OPEN"
+    ))
+    .await;
+    assert_eq!(
+        (status, events(&none).len()),
+        (200, 0),
+        "a valid type that is never published"
+    );
+
+    // Every breaker's events, sorted by creation time as Resilience4j sorts them.
+    let (_, all) = get_json(&format!("{base}/actuator/circuitbreakerevents")).await;
+    let order: Vec<(&str, &str)> = events(&all)
+        .iter()
+        .map(|e| {
+            (
+                e["circuitBreakerName"].as_str().unwrap(),
+                e["type"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("a", "SUCCESS"),
+            ("b[k/1]", "ERROR"),
+            ("a", "ERROR"),
+            ("b[k/1]", "SUCCESS")
+        ]
+    );
+
+    // An unknown type is a 400 listing the valid ones; an unknown name a 404.
+    let (status, body) = get_json(&format!("{base}/actuator/circuitbreakerevents/a/OPEN")).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["eventType"], "OPEN");
+    assert_eq!(
+        body["message"],
+        "unknown event type \"OPEN\": expected one of ERROR, IGNORED_ERROR, SUCCESS, \
+         NOT_PERMITTED, STATE_TRANSITION, RESET, FORCED_OPEN, DISABLED, FAILURE_RATE_EXCEEDED, \
+         SLOW_CALL_RATE_EXCEEDED"
+    );
+    let (status, body) = get_json(&format!("{base}/actuator/circuitbreakerevents/zzz")).await;
+    assert_eq!((status, &body["name"]), (404, &json!("zzz")));
+    let (status, _) = get_json(&format!("{base}/actuator/circuitbreakerevents/zzz/ERROR")).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_on_many_threads_while_the_endpoint_reads() {
+    const THREADS: usize = 4;
+    const CALLS: usize = 2_000;
+    // A manual clock that never moves: every call takes 0 ms.
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .instance(
+            "busy",
+            breaker_core::Config::builder()
+                .event_consumer_buffer_size(50)
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let breaker = registry.breaker("busy");
+    let base = serve(Admin::new(&registry).router()).await;
+    let url = format!("{base}/actuator/circuitbreakerevents/busy");
+    let callers: Vec<_> = (0..THREADS)
+        .map(|i| {
+            let breaker = breaker.clone();
+            std::thread::spawn(move || {
+                for n in 0..CALLS {
+                    if (n + i) % 3 == 0 {
+                        fail(&breaker);
+                    } else {
+                        succeed(&breaker);
+                    }
+                }
+            })
+        })
+        .collect();
+    let check = |body: &Value| {
+        let list = events(body);
+        assert!(list.len() <= 50);
+        for e in list {
+            assert_eq!(e["circuitBreakerName"], "busy");
+            assert!(
+                matches!(e["type"].as_str(), Some("SUCCESS" | "ERROR")),
+                "{e}"
+            );
+            assert_eq!(e["durationInMs"], 0);
+        }
+    };
+    while !callers.iter().all(|c| c.is_finished()) {
+        let (status, body) = get_json(&url).await;
+        assert_eq!(status, 200);
+        check(&body);
+    }
+    for caller in callers {
+        caller.join().unwrap();
+    }
+    let (_, body) = get_json(&url).await;
+    check(&body);
+    assert_eq!(
+        events(&body).len(),
+        50,
+        "the newest 50, once the writers are done"
+    );
+    // The cumulative counters saw every call.
+    let (_, summary) = get_json(&format!("{base}/dashboard/api/breakers?q=busy")).await;
+    assert_eq!(summary["breakers"][0]["calls"], (THREADS * CALLS) as u64);
+}
