@@ -51,6 +51,7 @@ mod call;
 mod classify;
 mod concurrent_map;
 mod config;
+mod env;
 mod error;
 mod event;
 #[cfg(feature = "metrics")]

@@ -3,7 +3,7 @@
 //! [`BreakerCore`] is the breaker behind every [`CircuitBreaker`](crate::CircuitBreaker)
 //! handle. Its fields are private to this module, grouped by job:
 //! - who it is ([`Identity`]), its configuration, and what it shares with its registry
-//!   ([`Env`]);
+//!   ([`Env`](crate::env::Env));
 //! - [`LockFreeView`]: what the lock-free call paths read without the lock (the current
 //!   [`StateTag`], OPEN's end and figures, the not-permitted count, CLOSED's lock-free window);
 //! - the state object ([`Machine`]) behind the lock, with each state's own data in its
@@ -30,48 +30,21 @@ use crate::breaker::tag::{AtomicStateTag, StateTag};
 use crate::breaker::warned::Warned;
 use crate::classify::Outcome;
 use crate::config::{Config, SlidingWindowType};
+use crate::env::Env;
 use crate::error::CallNotPermitted;
-use crate::event::listeners::{Listeners, Subscription};
+use crate::event::listeners::Subscription;
 use crate::event::Event;
 use crate::name::Name;
 use crate::state::{State, StateId};
 use crate::sync::{AtomicU64, Mutex, MutexGuard};
 use crate::time::clock::Clock;
-use crate::time::scheduler::{Scheduler, TimerKey};
+use crate::time::scheduler::TimerKey;
 use crate::time::timestamp::{duration_nanos, Timestamp};
 use crate::window::closed::{self, ClosedWindow};
 use crate::window::{StateMetrics, Thresholds};
 
 mod lock_free;
 mod machine;
-
-/// What a breaker shares with the other breakers of its registry.
-#[derive(Debug)]
-pub(crate) struct Env {
-    pub(crate) clock: Clock,
-    pub(crate) scheduler: Scheduler,
-    pub(crate) listeners: Arc<Listeners>,
-    /// The seed of the breakers' random draws (randomized waits in OPEN).
-    pub(crate) seed: u64,
-}
-
-impl Env {
-    /// The registry's environment; without a seed, a different one in every process.
-    pub(crate) fn new(clock: Clock, seed: Option<u64>) -> Arc<Env> {
-        let seed = seed.unwrap_or_else(|| {
-            use std::hash::{BuildHasher, Hasher};
-            std::collections::hash_map::RandomState::new()
-                .build_hasher()
-                .finish()
-        });
-        Arc::new(Env {
-            scheduler: Scheduler::new(clock.clone()),
-            clock,
-            listeners: Arc::default(),
-            seed,
-        })
-    }
-}
 
 /// Who a breaker is: the name it is shown and found by, the name it is configured by, and
 /// its key, if it is a keyed breaker (see `name::keyed_display`).
@@ -228,7 +201,7 @@ impl Phase {
 impl BreakerCore {
     /// A breaker called `identity` in `env`, CLOSED.
     pub(crate) fn new(identity: Identity, config: Config, env: Arc<Env>) -> Arc<BreakerCore> {
-        let now = env.clock.now();
+        let now = env.clock().now();
         let size = config.sliding_window_size();
         let closed_window = (config.sliding_window_type() == SlidingWindowType::CountBased
             && size <= closed::MAX_SIZE
@@ -244,7 +217,7 @@ impl BreakerCore {
             .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
                 (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
             })
-            ^ env.seed;
+            ^ env.seed();
         let id = StateId::FIRST;
         let machine = Machine {
             id,
@@ -254,8 +227,8 @@ impl BreakerCore {
             random,
             history: false,
         };
-        let audience = Audience::new(Arc::clone(&env.listeners));
-        let clock = env.clock.clone();
+        let audience = Audience::new(Arc::clone(env.breaker_listeners()));
+        let clock = env.clock().clone();
         Arc::new_cyclic(|this| BreakerCore {
             identity,
             config,

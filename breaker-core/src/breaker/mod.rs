@@ -9,10 +9,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::breaker::core::{BreakerCore, Env, Identity};
+use crate::breaker::core::{BreakerCore, Identity};
 use crate::breaker::metrics::Metrics;
 use crate::call::permit::{OwnedPermit, Permit};
 use crate::config::Config;
+use crate::env::Env;
 use crate::error::{CallNotPermitted, IllegalTransition};
 use crate::event::listeners::Subscription;
 use crate::event::Event;

@@ -4,11 +4,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::breaker::core::Env;
 use crate::classify::ErrorKind;
 use crate::concurrent_map::ConcurrentMap;
 use crate::config::file::{self, Format, LoadError, CONFIG_ENV};
 use crate::config::{tags, Config, ConfigError, DEFAULT_CONFIG};
+use crate::env::Env;
 use crate::registry::keyed::{KeyedGroups, KeyedLimits};
 use crate::registry::{Inner, Registry};
 use crate::time::clock::Clock;

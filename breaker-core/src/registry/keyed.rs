@@ -51,16 +51,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use crate::breaker::core::{Env, Identity};
+use crate::breaker::core::Identity;
 use crate::breaker::CircuitBreaker;
 use crate::config::Config;
+use crate::env::Env;
 use crate::name::{self, Name};
 use crate::registry::hooks::{Hooks, RegistryEvent};
-use crate::state::State;
 use crate::time::scheduler::{TimerKey, TimerTarget};
 use crate::time::timestamp::{duration_nanos, Timestamp};
 
 mod recent;
+mod slot;
+
+use slot::Slot;
 
 pub use recent::KeyedLease;
 
@@ -207,34 +210,6 @@ impl KeyedGroups {
     }
 }
 
-/// One key's breaker, with what eviction reads.
-struct Slot {
-    breaker: CircuitBreaker,
-    /// A lookup used it since the last sweep.
-    used: AtomicBool,
-    /// When a sweep last found it used (or it was made), in Unix nanoseconds.
-    seen: AtomicU64,
-}
-
-impl Slot {
-    #[inline]
-    fn mark_used(&self) {
-        if !self.used.load(Ordering::Relaxed) {
-            self.used.store(true, Ordering::Relaxed);
-        }
-    }
-
-    /// Whether evicting it loses nothing a caller relies on: it lets calls through as a fresh
-    /// breaker would, or its OPEN wait is over.
-    fn may_evict(&self, now: Timestamp) -> bool {
-        match self.breaker.state() {
-            State::Closed | State::Disabled | State::MetricsOnly => true,
-            State::Open => self.breaker.core.open_wait_elapsed(now),
-            State::HalfOpen | State::ForcedOpen => false,
-        }
-    }
-}
-
 pub(crate) struct KeyedGroup {
     /// Tells the group apart from every other of the process, in the per-thread cache.
     id: u64,
@@ -252,7 +227,7 @@ pub(crate) struct KeyedGroup {
 
 impl KeyedGroup {
     fn now(&self) -> Timestamp {
-        self.genv.env.clock.now()
+        self.genv.env.clock().now()
     }
 
     /// `key`'s breaker; `used` marks it as used (a lookup for a call, not an inspection).
@@ -321,7 +296,7 @@ impl KeyedGroup {
         }
         let target: Weak<dyn TimerTarget> = self.this.clone();
         let due = now.saturating_add(every);
-        *timer = Some(self.genv.env.scheduler.schedule(due, target, 0));
+        *timer = Some(self.genv.env.scheduler().schedule(due, target, 0));
     }
 
     fn remove(&self, key: &str) -> Option<CircuitBreaker> {

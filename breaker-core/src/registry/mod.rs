@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::breaker::core::Env;
 use crate::breaker::CircuitBreaker;
 use crate::concurrent_map::ConcurrentMap;
 use crate::config::{Config, DEFAULT_CONFIG};
+use crate::env::Env;
 use crate::event::listeners::Subscription;
 use crate::event::Event;
 use crate::registry::hooks::{Hooks, RegistryEvent};
@@ -273,7 +273,7 @@ impl Registry {
     where
         F: Fn(&Event) + Send + Sync + 'static,
     {
-        self.inner.env.listeners.add(Arc::new(listener))
+        self.inner.env.breaker_listeners().add(Arc::new(listener))
     }
 
     /// A handle that does not keep the registry alive (for background tasks that must end
@@ -286,7 +286,7 @@ impl Registry {
 
     /// The registry's clock.
     pub fn clock(&self) -> &Clock {
-        &self.inner.env.clock
+        self.inner.env.clock()
     }
 
     /// Timers waiting in the registry's scheduler: at most one per breaker, since a state's
@@ -294,7 +294,7 @@ impl Registry {
     /// that has breakers and evicts idle ones, plus one refresh timer of the metrics export
     /// (`MetricsExport`, feature `metrics`) while it exports breakers.
     pub fn pending_timers(&self) -> usize {
-        self.inner.env.scheduler.pending()
+        self.inner.env.scheduler().pending()
     }
 }
 
@@ -302,7 +302,7 @@ impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("breakers", &self.inner.breakers.len())
-            .field("clock", &self.inner.env.clock)
+            .field("clock", &self.inner.env.clock())
             .finish_non_exhaustive()
     }
 }

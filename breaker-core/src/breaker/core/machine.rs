@@ -210,7 +210,7 @@ impl BreakerCore {
             m.history = true;
         }
         if let Some(timer) = m.phase.take_timer() {
-            self.env.scheduler.cancel(timer);
+            self.env.scheduler().cancel(timer);
         }
         m.id = m.id.next();
         let config = &self.config;
@@ -390,7 +390,7 @@ impl BreakerCore {
     /// Sets a timer of state `state`, due at `due`, that comes back to this breaker.
     fn set_timer(&self, due: Timestamp, state: StateId) -> TimerKey {
         let target = self.this.clone();
-        self.env.scheduler.schedule(due, target, state.get())
+        self.env.scheduler().schedule(due, target, state.get())
     }
 }
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 use metrics::{Label, Recorder};
 use papaya::{Compute, Operation};
 
-use crate::breaker::core::Env;
 use crate::breaker::CircuitBreaker;
+use crate::env::Env;
 use crate::event::{Event, EventKind};
 use crate::export::metrics::entry::{Entry, Live};
 use crate::export::metrics::handles::Handles;
@@ -197,7 +197,7 @@ impl Exporter {
         }
         let target: Weak<dyn TimerTarget> = self.this.clone();
         let due = self.clock.now().saturating_add(REFRESH_INTERVAL);
-        *timer = Some(env.scheduler.schedule(due, target, 0));
+        *timer = Some(env.scheduler().schedule(due, target, 0));
     }
 }
 

@@ -53,7 +53,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
 
-use super::Slot;
+use super::slot::Slot;
 use crate::breaker::CircuitBreaker;
 
 /// Entries per thread: a handful of hot keys per thread, and few breakers kept alive.
