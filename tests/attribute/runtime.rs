@@ -11,8 +11,8 @@ use std::task::Poll;
 use std::time::Duration;
 
 use breaker::{
-    circuit_breaker, CallError, CallNotPermitted, CallTimedOut, Config, Registry, RegistryBuilder,
-    State,
+    circuit_breaker, CallError, CallNotPermitted, CallTimedOut, Config, KeyedCallSite, Registry,
+    RegistryBuilder, State,
 };
 
 use crate::init;
@@ -520,4 +520,31 @@ fn an_io_result_gets_the_rejection_as_an_io_error() {
         .and_then(|e| e.downcast_ref::<CallNotPermitted>())
         .expect("the rejection is inside");
     assert_eq!(rejected.breaker_name(), "rt:io");
+}
+
+// A call site's keyed lease, as the attribute's expansion takes one: lent out of the thread's
+// cache for the call, so a nested lookup of the same key goes to the group's map.
+#[test]
+fn a_lent_keyed_breaker_is_the_one_a_nested_lookup_of_its_key_finds() {
+    init();
+    static SITE: KeyedCallSite = KeyedCallSite::new("rt:keyed-lease");
+    let outer = SITE.lease("k");
+    // Lent out of this thread's cache: the nested lookups go to the map, and find the same.
+    let inner = SITE.lease("k");
+    assert!(inner.breaker().ptr_eq(outer.breaker()));
+    assert!(SITE.breaker("k").ptr_eq(outer.breaker()));
+    let other = SITE.lease("other");
+    assert!(!other.breaker().ptr_eq(outer.breaker()));
+    let _ = outer.breaker().call_sync(|| Ok::<_, ()>(1));
+    inner.give_back();
+    other.give_back();
+    let kept = outer.breaker().clone();
+    outer.give_back();
+    drop(SITE.lease("k")); // dropped, not given back: the next lookup goes to the map
+    let again = SITE.lease("k");
+    assert!(again.breaker().ptr_eq(&kept));
+    assert_eq!(again.breaker().metrics().successful_calls, 1);
+    let group = Registry::global().keyed("rt:keyed-lease");
+    assert!(group.find("k").unwrap().ptr_eq(&kept));
+    assert_eq!(group.len(), 2);
 }
