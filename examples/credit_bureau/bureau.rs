@@ -58,7 +58,7 @@ impl Script {
     ///
     /// Real-time lengths: healthy 30 s, a burst of bad tax ids 20 s (must not open the
     /// breaker), brownout 60 s, 5xx errors 60 s, recovery 90 s: 260 s in all.
-    pub(crate) fn seed_003(scale: f64) -> Script {
+    pub(crate) fn game_day(scale: f64) -> Script {
         let s = |secs: f64| Duration::from_secs_f64(secs * scale);
         let phase = |name, secs, bureau, bad_id_percent| Phase {
             name,

@@ -653,7 +653,7 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         .config()
         .timeout_duration()
         .unwrap_or(Duration::from_secs_f64(2.5 * options.scale));
-    let script = Arc::new(Script::seed_003(options.scale));
+    let script = Arc::new(Script::game_day(options.scale));
     let total = script.total();
     // One bucket per second of the script, covering the script and the longest a call can
     // outlast it (reqwest's backstop, twice the timeout).

@@ -10,7 +10,7 @@ struct IllegalStateException;
 
 /// The call-by-call trace (docs/TRACE.md), with its seven properties and a 3 s wait.
 #[test]
-fn seed_001_watch_it_work() {
+fn the_call_by_call_trace() {
     let clock = ManualClock::new();
     let config = Config::builder()
         .sliding_window_type(SlidingWindowType::CountBased)
@@ -106,7 +106,7 @@ fn credit_bureau_config() -> Config {
 
 /// The credit-bureau contract (docs/CREDIT_BUREAU.md): its numbers land where they should.
 #[test]
-fn seed_003_contract_values() {
+fn credit_bureau_contract_values() {
     let c = credit_bureau_config();
     assert_eq!(c.sliding_window_type(), SlidingWindowType::CountBased);
     assert_eq!(c.sliding_window_size(), 100);
@@ -125,7 +125,7 @@ fn seed_003_contract_values() {
 /// The credit-bureau contract in motion: 19 failures do not open (minimum 20), the 20th does;
 /// OPEN rejects for 30 s (and exactly at 30 s); then 10 trials, 5 of them failed (50%), re-open.
 #[test]
-fn seed_003_contract_behaviour() {
+fn credit_bureau_contract_behaviour() {
     let clock = ManualClock::new();
     let registry = Registry::builder()
         .clock(clock.clone())
@@ -165,7 +165,7 @@ fn seed_003_contract_behaviour() {
 /// Resilience4j's comparison; docs/CREDIT_BUREAU.md §2) open the breaker at 60% even when
 /// every call succeeds.
 #[test]
-fn seed_003_slow_successes_open() {
+fn credit_bureau_slow_successes_open() {
     let clock = ManualClock::new();
     let registry = Registry::builder()
         .clock(clock)
