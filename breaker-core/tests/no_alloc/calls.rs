@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use breaker_core::{Always, Classifier, Config, ManualClock, Outcome, Registry, State};
+use breaker_core::{Always, Classifier, ManualClock, Outcome, Registry, State};
 
 use crate::counting_alloc;
 
@@ -19,19 +19,7 @@ use counting_alloc::{allocations_during, block_on};
 #[test]
 fn calls_allocate_nothing_in_closed_open_and_half_open() {
     let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .default_config(
-            Config::builder()
-                .sliding_window_size(10)
-                .minimum_number_of_calls(10)
-                .failure_rate_threshold(100.0)
-                .wait_duration_in_open_state(Duration::from_secs(60))
-                .permitted_number_of_calls_in_half_open_state(10)
-                .build()
-                .unwrap(),
-        )
-        .build();
+    let registry = counting_alloc::ten_call_registry(clock.clone());
     let b = registry.breaker("no-alloc");
     // Warm up: the first calls may initialise lazy statics.
     for _ in 0..100 {

@@ -120,19 +120,7 @@ static NOT_PERMITTED_EVENTS: AtomicUsize = AtomicUsize::new(0);
 fn calls_allocate_nothing_with_listeners_attached() {
     let mut report = Report::new();
     let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock)
-        .default_config(
-            Config::builder()
-                .sliding_window_size(10)
-                .minimum_number_of_calls(10)
-                .failure_rate_threshold(100.0)
-                .wait_duration_in_open_state(Duration::from_secs(60))
-                .permitted_number_of_calls_in_half_open_state(10)
-                .build()
-                .unwrap(),
-        )
-        .build();
+    let registry = counting_alloc::ten_call_registry(clock);
     let b = registry.breaker("no-alloc-listeners");
     let _breaker_listener = b.subscribe(|e: &Event| {
         BREAKER_EVENTS.fetch_add(1, Ordering::Relaxed);

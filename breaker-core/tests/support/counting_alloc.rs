@@ -69,3 +69,21 @@ pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
         }
     }
 }
+
+/// The registry the no-allocation tests measure in, on `clock`: a window of 10 calls that opens
+/// only when all 10 fail, 60 s in OPEN and 10 trial calls in HALF_OPEN, so a test reaches each
+/// state with a known number of calls and stays there while it measures.
+pub(crate) fn ten_call_registry(clock: breaker_core::ManualClock) -> breaker_core::Registry {
+    let config = breaker_core::Config::builder()
+        .sliding_window_size(10)
+        .minimum_number_of_calls(10)
+        .failure_rate_threshold(100.0)
+        .wait_duration_in_open_state(std::time::Duration::from_secs(60))
+        .permitted_number_of_calls_in_half_open_state(10)
+        .build()
+        .expect("a valid config");
+    breaker_core::Registry::builder()
+        .clock(clock)
+        .default_config(config)
+        .build()
+}

@@ -63,19 +63,7 @@ impl Service<()> for Okay {
 #[test]
 fn requests_through_the_layer_allocate_nothing() {
     let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .default_config(
-            Config::builder()
-                .sliding_window_size(10)
-                .minimum_number_of_calls(10)
-                .failure_rate_threshold(100.0)
-                .wait_duration_in_open_state(Duration::from_secs(60))
-                .permitted_number_of_calls_in_half_open_state(10)
-                .build()
-                .unwrap(),
-        )
-        .build();
+    let registry = counting_alloc::ten_call_registry(clock.clone());
     let layer = CircuitBreakerLayer::from_registry(&registry, "tower-no-alloc");
     let breaker = layer.breaker().clone();
     let mut parity = layer.layer(Parity);
