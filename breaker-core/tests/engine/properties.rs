@@ -246,11 +246,7 @@ fn thread_op() -> impl Strategy<Value = ThreadOp> {
 /// records without the lock); every metrics reading along the way, and the end state once all
 /// are done, must satisfy the invariants, and no trial permit may be lost.
 fn run_threads(config: Config, plans: Vec<Vec<ThreadOp>>) {
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .default_config(config.clone())
-        .build();
+    let (clock, registry) = crate::support::manual_registry(config.clone());
     let b = registry.breaker("prop-threads");
     let start = std::sync::Barrier::new(plans.len());
     std::thread::scope(|s| {

@@ -128,17 +128,13 @@ fn the_scheduler_thread_fires_the_automatic_transition() {
 
 #[test]
 fn timers_of_a_left_state_do_nothing_and_one_queue_serves_all_breakers() {
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .default_config(
-            Config::builder()
-                .wait_duration_in_open_state(Duration::from_secs(10))
-                .automatic_transition_from_open_to_half_open_enabled(true)
-                .build()
-                .unwrap(),
-        )
-        .build();
+    let (clock, registry) = crate::support::manual_registry(
+        Config::builder()
+            .wait_duration_in_open_state(Duration::from_secs(10))
+            .automatic_transition_from_open_to_half_open_enabled(true)
+            .build()
+            .unwrap(),
+    );
     let a = registry.breaker("a");
     let b = registry.breaker("b");
     a.transition_to(State::Open).unwrap();

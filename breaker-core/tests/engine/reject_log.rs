@@ -5,7 +5,7 @@ use crate::support::logs;
 
 use std::time::Duration;
 
-use breaker_core::{Config, ManualClock, Registry, State};
+use breaker_core::{Config, State};
 
 fn rejection_lines(name: &str) -> Vec<String> {
     logs::lines_with(&["calls not permitted", &format!("breaker={name}")])
@@ -14,17 +14,13 @@ fn rejection_lines(name: &str) -> Vec<String> {
 #[test]
 fn an_open_breaker_under_load_logs_once_a_second_with_the_count() {
     logs::capture();
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .default_config(
-            Config::builder()
-                .sliding_window_size(2)
-                .minimum_number_of_calls(2)
-                .build()
-                .unwrap(),
-        )
-        .build();
+    let (clock, registry) = crate::support::manual_registry(
+        Config::builder()
+            .sliding_window_size(2)
+            .minimum_number_of_calls(2)
+            .build()
+            .unwrap(),
+    );
     let b = registry.breaker("reject-log-test");
     for _ in 0..2 {
         let _ = b.call_sync(|| Err::<(), _>("down"));

@@ -43,17 +43,13 @@ fn cancelled_timers_leave_the_queue_at_once() {
 
 #[test]
 fn a_timer_that_fires_is_gone_too() {
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .default_config(
-            Config::builder()
-                .wait_duration_in_open_state(Duration::from_secs(10))
-                .automatic_transition_from_open_to_half_open_enabled(true)
-                .build()
-                .unwrap(),
-        )
-        .build();
+    let (clock, registry) = crate::support::manual_registry(
+        Config::builder()
+            .wait_duration_in_open_state(Duration::from_secs(10))
+            .automatic_transition_from_open_to_half_open_enabled(true)
+            .build()
+            .unwrap(),
+    );
     let b = registry.breaker("timers:fire");
     b.transition_to(State::Open).unwrap();
     assert_eq!(registry.pending_timers(), 1);

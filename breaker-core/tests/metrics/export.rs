@@ -19,11 +19,7 @@ use crate::support::logs;
 
 /// A registry on a manual clock, exported to a Prometheus recorder of its own.
 fn exported(config: Config) -> (Registry, ManualClock, MetricsExport, PrometheusHandle) {
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .default_config(config)
-        .build();
+    let (clock, registry) = crate::support::manual_registry(config);
     let recorder = PrometheusBuilder::new().build_recorder();
     let handle = recorder.handle();
     let export = MetricsExport::install_with_recorder(&registry, Arc::new(recorder));

@@ -297,16 +297,12 @@ async fn addendum_regression_own_stale_hint_never_reopens_a_recovered_breaker() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_that_aged_out_of_a_time_window_are_still_local_history() {
     let server = RedisServer::start();
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .default_config(
-            Config::builder()
-                .sliding_window(breaker_core::SlidingWindowType::TimeBased, 2, 2)
-                .build()
-                .unwrap(),
-        )
-        .build();
+    let (clock, registry) = crate::support::manual_registry(
+        Config::builder()
+            .sliding_window(breaker_core::SlidingWindowType::TimeBased, 2, 2)
+            .build()
+            .unwrap(),
+    );
     let h = hint(&server, &registry, "replica-b", NEVER);
     let b = registry.breaker("svc");
     let downstream = AtomicUsize::new(0);
