@@ -47,6 +47,7 @@
 #[path = "private.rs"]
 pub mod __private;
 mod breaker;
+pub mod bulkhead;
 mod call;
 mod classify;
 mod concurrent_map;
@@ -74,6 +75,7 @@ mod window;
 
 pub use crate::breaker::metrics::Metrics;
 pub use crate::breaker::CircuitBreaker;
+pub use crate::bulkhead::{BulkheadConfig, BulkheadConfigBuilder};
 pub use crate::call::permit::{OwnedPermit, Permit};
 pub use crate::call::timeout::CallTimeout;
 pub use crate::classify::{

@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod table;
+pub(crate) mod bulkhead;
 mod circuit_breaker;
 mod error;
 pub(crate) mod file;
