@@ -359,3 +359,6 @@ impl BulkheadMetrics {
         self.waiting
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests;

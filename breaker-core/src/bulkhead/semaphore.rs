@@ -336,14 +336,14 @@ impl Semaphore {
         let mut queue = self.lock();
         let mut word = self.load();
         loop {
-            let next = if word.admits_newcomer() {
-                word.with_available(word.available() - 1)
+            let (next, takes) = if word.admits_newcomer() {
+                (word.with_available(word.available() - 1), true)
             } else if word.has_waiters() {
                 // The bit is set and only cleared under the lock we hold: a release that frees
                 // a place now dispatches after this waiter is in the queue.
                 break;
             } else {
-                Word(word.0 | WAITERS)
+                (Word(word.0 | WAITERS), false)
             };
             match self.word.compare_exchange_weak(
                 word.0,
@@ -351,8 +351,8 @@ impl Semaphore {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) if next.has_waiters() => break,
-                Ok(_) => return Enqueued::Acquired,
+                Ok(_) if takes => return Enqueued::Acquired,
+                Ok(_) => break,
                 Err(now) => word = Word(now),
             }
         }

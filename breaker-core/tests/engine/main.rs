@@ -10,6 +10,7 @@
 mod support;
 
 mod backoff;
+mod bulkhead;
 mod calls;
 mod cancellation;
 mod documented;
