@@ -14,12 +14,14 @@ use crate::config::{Config, DEFAULT_CONFIG};
 use crate::env::Env;
 use crate::event::listeners::Subscription;
 use crate::event::Event;
+use crate::registry::bulkheads::Bulkheads;
 use crate::registry::hooks::{Hooks, RegistryEvent};
 use crate::registry::keyed::{GroupEnv, Keyed, KeyedGroups, KeyedLimits};
 use crate::sync::{Mutex, MutexGuard};
 use crate::time::clock::Clock;
 
 pub(crate) mod builder;
+pub(crate) mod bulkheads;
 pub(crate) mod global;
 pub(crate) mod hooks;
 pub(crate) mod keyed;
@@ -64,6 +66,8 @@ pub(crate) struct Inner {
     pub(crate) keyed_limits_by_name: HashMap<String, KeyedLimits>,
     /// Run for every change to the set of breakers.
     pub(crate) hooks: Arc<Hooks>,
+    /// The bulkheads, beside the breakers.
+    pub(crate) bulkheads: Bulkheads,
     /// Whether the builder read `BREAKER_CONFIG` (`load_env`).
     pub(crate) read_config_env: bool,
 }
