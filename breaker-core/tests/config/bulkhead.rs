@@ -398,3 +398,33 @@ fn thread_pool_bulkheads_are_skipped_with_a_warning() {
         assert_eq!(warned.len(), 1, "{file}: {warned:?}");
     }
 }
+
+/// The README's bulkhead example (its section "Bulkheads") loads into what its comments say,
+/// and the error the README quotes is the one the example gives with a 0.
+#[test]
+fn the_readme_example_loads_and_its_quoted_error_is_exact() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let section = &readme[readme.find("### Bulkheads").expect("the README's section")..];
+    let start = section.find("```yaml\n").unwrap() + "```yaml\n".len();
+    let yaml = &section[start..start + section[start..].find("```").unwrap()];
+    let registry = load(Format::Yaml, "application.yml", yaml).unwrap();
+    assert_eq!(
+        registry.bulkhead_config_for("inventory"),
+        &bulkhead(20, Duration::from_millis(50), true, 100)
+    );
+    assert_eq!(
+        registry.bulkhead_config_for("other").max_concurrent_calls(),
+        10
+    );
+    assert_eq!(registry.config_for("inventory").sliding_window_size(), 20);
+
+    let zero = yaml.replace("maxConcurrentCalls: 20", "maxConcurrentCalls: 0");
+    let err = load(Format::Yaml, "application.yml", &zero).unwrap_err();
+    let quoted = format!("``{err}``");
+    assert!(
+        section.contains(&quoted),
+        "the README should quote {quoted}"
+    );
+}
