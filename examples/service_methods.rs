@@ -10,7 +10,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use breaker::{
-    circuit_breaker, CallError, CallNotPermitted, CallTimedOut, Config, EventKind, Registry,
+    circuit_breaker, BulkheadFull, CallError, CallNotPermitted, CallTimedOut, Config, EventKind,
+    Registry,
 };
 
 /// Why a completion failed.
@@ -22,6 +23,9 @@ enum LlmError {
     Rejected(CallNotPermitted),
     /// The call ran longer than the breaker's `timeout-duration`.
     TimedOut(CallTimedOut),
+    /// A bulkhead was full (what `CallError::into_error` needs to convert every way a guarded
+    /// call can end).
+    Full(BulkheadFull),
 }
 
 impl From<CallNotPermitted> for LlmError {
@@ -33,6 +37,12 @@ impl From<CallNotPermitted> for LlmError {
 impl From<CallTimedOut> for LlmError {
     fn from(timed_out: CallTimedOut) -> Self {
         LlmError::TimedOut(timed_out)
+    }
+}
+
+impl From<BulkheadFull> for LlmError {
+    fn from(full: BulkheadFull) -> Self {
+        LlmError::Full(full)
     }
 }
 
@@ -138,6 +148,7 @@ async fn main() {
         match gateway.health("flaky") {
             Err(LlmError::Rejected(rejected)) => println!("health(flaky) -> rejected: {rejected}"),
             Err(LlmError::TimedOut(timed_out)) => println!("health(flaky) -> {timed_out}"),
+            Err(LlmError::Full(full)) => println!("health(flaky) -> {full}"),
             other => println!("health(flaky) -> {other:?}"),
         }
     }

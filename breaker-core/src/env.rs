@@ -1,5 +1,5 @@
 //! What the members of one registry share: its clock, its timer queue, the listeners of its
-//! breakers' events, and the seed of their random draws.
+//! breakers' and bulkheads' events, and the seed of their random draws.
 //!
 //! A registry makes one [`Env`] and hands it to every breaker it builds (plain or keyed) and to
 //! the exporters; a breaker built alone gets a process-wide one on the system clock. Nothing
@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use crate::bulkhead::BulkheadEvent;
 use crate::event::listeners::Listeners;
 use crate::time::clock::Clock;
 use crate::time::scheduler::Scheduler;
@@ -19,6 +20,7 @@ pub(crate) struct Env {
     clock: Clock,
     scheduler: Scheduler,
     breaker_listeners: Arc<Listeners>,
+    bulkhead_listeners: Arc<Listeners<BulkheadEvent>>,
     /// The seed of the members' random draws (randomized waits in OPEN).
     seed: u64,
 }
@@ -36,6 +38,7 @@ impl Env {
             scheduler: Scheduler::new(clock.clone()),
             clock,
             breaker_listeners: Arc::default(),
+            bulkhead_listeners: Arc::default(),
             seed,
         })
     }
@@ -56,6 +59,12 @@ impl Env {
     #[inline]
     pub(crate) fn breaker_listeners(&self) -> &Arc<Listeners> {
         &self.breaker_listeners
+    }
+
+    /// The registry's listeners of its bulkheads' events.
+    #[inline]
+    pub(crate) fn bulkhead_listeners(&self) -> &Arc<Listeners<BulkheadEvent>> {
+        &self.bulkhead_listeners
     }
 
     /// The seed of the members' random draws.

@@ -164,10 +164,62 @@ impl From<CallTimedOut> for std::io::Error {
     }
 }
 
-/// How a protected call ended, when it did not end with `Ok`: the one error of every way
-/// through a breaker (its calls, the attribute's fallbacks, the tower layer's service).
+/// A bulkhead refused a call: every place was taken and none came free within
+/// `max-wait-duration` (at once, when that is 0). The call did not run.
 ///
-/// `Display` is the rejection's, the timeout's or the inner error's own, so that guarding a
+/// A function guarded by a bulkhead without a fallback returns its own error type built from it
+/// (`E: From<BulkheadFull>`; `io::Error` has one: kind `Other`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct BulkheadFull {
+    name: Name,
+}
+
+impl BulkheadFull {
+    #[inline]
+    pub(crate) fn new(name: Name) -> BulkheadFull {
+        BulkheadFull { name }
+    }
+
+    /// The name of the bulkhead that refused the call.
+    pub fn bulkhead_name(&self) -> &str {
+        self.name.as_str()
+    }
+}
+
+impl fmt::Debug for BulkheadFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BulkheadFull")
+            .field("name", &self.bulkhead_name())
+            .finish()
+    }
+}
+
+impl fmt::Display for BulkheadFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Bulkhead '{}' is full and does not permit further calls",
+            LogSafe(self.bulkhead_name())
+        )
+    }
+}
+
+impl Error for BulkheadFull {}
+
+/// A refused call as an I/O error of kind [`Other`](std::io::ErrorKind::Other), so that a
+/// function returning `io::Result<T>` can be guarded without a fallback. The
+/// [`BulkheadFull`] is the error's inner value (`get_ref`).
+impl From<BulkheadFull> for std::io::Error {
+    fn from(full: BulkheadFull) -> std::io::Error {
+        std::io::Error::other(full)
+    }
+}
+
+/// How a protected call ended, when it did not end with `Ok`: the one error of every way
+/// through a breaker or a bulkhead (their calls, the attribute's fallbacks, the tower layer's
+/// service).
+///
+/// `Display` is the rejection's, the timeout's, the refusal's or the inner error's own, so that guarding a
 /// call does not change how its errors read; for the same reason [`source`](Error::source)
 /// is what that error's own `source` is (the error `Display` printed is not repeated as its
 /// source).
@@ -181,6 +233,8 @@ pub enum CallError<E> {
     Rejected(CallNotPermitted),
     /// The call ran longer than `timeout-duration`; it was cancelled and recorded as a failure.
     TimedOut(CallTimedOut),
+    /// A bulkhead refused the call: it was full; the downstream was not called.
+    BulkheadFull(BulkheadFull),
     /// The call ran and returned this error (recorded as a failure, or ignored, as
     /// classified).
     Inner(E),
@@ -197,6 +251,11 @@ impl<E> CallError<E> {
         matches!(self, CallError::TimedOut(_))
     }
 
+    /// Whether a bulkhead refused the call.
+    pub fn is_bulkhead_full(&self) -> bool {
+        matches!(self, CallError::BulkheadFull(_))
+    }
+
     /// The rejection, if the breaker rejected the call.
     pub fn rejected(&self) -> Option<&CallNotPermitted> {
         match self {
@@ -209,6 +268,14 @@ impl<E> CallError<E> {
     pub fn timed_out(&self) -> Option<&CallTimedOut> {
         match self {
             CallError::TimedOut(timed_out) => Some(timed_out),
+            _ => None,
+        }
+    }
+
+    /// The refusal, if a bulkhead refused the call.
+    pub fn bulkhead_full(&self) -> Option<&BulkheadFull> {
+        match self {
+            CallError::BulkheadFull(full) => Some(full),
             _ => None,
         }
     }
@@ -229,16 +296,17 @@ impl<E> CallError<E> {
         }
     }
 
-    /// Converts into the call's error type, which can represent a rejection and a timeout
-    /// (`std::io::Error` can: kinds `Other` and `TimedOut`).
+    /// Converts into the call's error type, which can represent a rejection, a timeout and a
+    /// bulkhead's refusal (`std::io::Error` can: kinds `Other`, `TimedOut` and `Other`).
     pub fn into_error(self) -> E
     where
-        E: From<CallNotPermitted> + From<CallTimedOut>,
+        E: From<CallNotPermitted> + From<CallTimedOut> + From<BulkheadFull>,
     {
         match self {
             CallError::Inner(e) => e,
             CallError::Rejected(rejected) => E::from(rejected),
             CallError::TimedOut(timed_out) => E::from(timed_out),
+            CallError::BulkheadFull(full) => E::from(full),
         }
     }
 }
@@ -255,11 +323,18 @@ impl<E> From<CallTimedOut> for CallError<E> {
     }
 }
 
+impl<E> From<BulkheadFull> for CallError<E> {
+    fn from(full: BulkheadFull) -> Self {
+        CallError::BulkheadFull(full)
+    }
+}
+
 impl<E: fmt::Display> fmt::Display for CallError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CallError::Rejected(rejected) => rejected.fmt(f),
             CallError::TimedOut(timed_out) => timed_out.fmt(f),
+            CallError::BulkheadFull(full) => full.fmt(f),
             CallError::Inner(e) => e.fmt(f),
         }
     }
@@ -271,6 +346,7 @@ impl<E: Error + 'static> Error for CallError<E> {
         match self {
             CallError::Rejected(rejected) => rejected.source(),
             CallError::TimedOut(timed_out) => timed_out.source(),
+            CallError::BulkheadFull(full) => full.source(),
             CallError::Inner(e) => e.source(),
         }
     }
@@ -382,6 +458,16 @@ mod tests {
             ["CircuitBreaker 'error-tests:chain' cancelled a call that ran longer than 100ms"]
         );
         assert!(timed_out.is_timed_out() && !timed_out.is_rejected());
+        let full = CallError::<Refused>::from(BulkheadFull::new(name.clone()));
+        assert_eq!(
+            chain(&full),
+            ["Bulkhead 'error-tests:chain' is full and does not permit further calls"]
+        );
+        assert!(full.is_bulkhead_full() && !full.is_rejected() && !full.is_timed_out());
+        assert_eq!(
+            full.bulkhead_full().map(BulkheadFull::bulkhead_name),
+            Some("error-tests:chain")
+        );
         assert_eq!(
             timed_out.timed_out().map(CallTimedOut::timeout),
             Some(Duration::from_millis(100))
@@ -390,8 +476,12 @@ mod tests {
         let after = Duration::from_millis(100);
         let timed_out = CallError::from(CallTimedOut::new(name.clone(), after));
         assert_eq!(io(timed_out), std::io::ErrorKind::TimedOut);
-        let rejected = CallError::from(CallNotPermitted::new(name, State::Open));
+        let rejected = CallError::from(CallNotPermitted::new(name.clone(), State::Open));
         assert_eq!(io(rejected), std::io::ErrorKind::Other);
+        assert_eq!(
+            io(CallError::from(BulkheadFull::new(name))),
+            std::io::ErrorKind::Other
+        );
         assert_eq!(
             inner.into_inner().map(|e| e.0.kind()),
             Some(std::io::ErrorKind::Other)

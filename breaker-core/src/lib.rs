@@ -75,7 +75,10 @@ mod window;
 
 pub use crate::breaker::metrics::Metrics;
 pub use crate::breaker::CircuitBreaker;
-pub use crate::bulkhead::{BulkheadConfig, BulkheadConfigBuilder};
+pub use crate::bulkhead::{
+    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadEvent, BulkheadEventKind,
+    BulkheadFull, BulkheadMetrics, BulkheadPermit, OwnedBulkheadPermit,
+};
 pub use crate::call::permit::{OwnedPermit, Permit};
 pub use crate::call::timeout::CallTimeout;
 pub use crate::classify::{

@@ -254,5 +254,7 @@ where
         CallError::Inner(e) => e,
         CallError::Rejected(rejected) => R::Err::from_rejection(rejected),
         CallError::TimedOut(timed_out) => R::Err::from_timeout(timed_out),
+        // A breaker's own call never ends with a bulkhead's refusal.
+        CallError::BulkheadFull(full) => unreachable!("{full}"),
     }))
 }

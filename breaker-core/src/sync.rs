@@ -27,6 +27,14 @@ pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, 
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 
+/// Parking a thread that waits (a bulkhead's blocking acquire) and waking it.
+pub(crate) mod thread {
+    #[cfg(loom)]
+    pub(crate) use loom::thread::{current, park, Thread};
+    #[cfg(not(loom))]
+    pub(crate) use std::thread::{current, park, Thread};
+}
+
 /// A value written once, when it is made, and from then on only read, by threads that find it
 /// through an atomic pointer (the map's nodes, entries and tables, the listener lists).
 ///

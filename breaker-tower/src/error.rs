@@ -8,7 +8,8 @@ use breaker_core::CallError;
 ///
 /// A rejection ([`CallError::Rejected`]) is 503 Service Unavailable, with `Retry-After` (whole
 /// seconds, rounded up) when the breaker is OPEN and so knows when it lets trial calls through
-/// again; a timeout ([`CallError::TimedOut`]) is 504 Gateway Timeout. The body is the error's
+/// again; a bulkhead's refusal ([`CallError::BulkheadFull`]) is 503 too, without
+/// `Retry-After`; a timeout ([`CallError::TimedOut`]) is 504 Gateway Timeout. The body is the error's
 /// Display, as `text/plain`. The inner service's own error ([`CallError::Inner`]) has no
 /// answer here (`None`): only the service knows how to answer it.
 ///
@@ -42,6 +43,11 @@ impl<E> ErrorResponse for CallError<E> {
                 http::StatusCode::SERVICE_UNAVAILABLE,
                 rejected.retry_after(),
                 rejected.to_string(),
+            ),
+            CallError::BulkheadFull(full) => (
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                full.to_string(),
             ),
             CallError::TimedOut(timed_out) => (
                 http::StatusCode::GATEWAY_TIMEOUT,

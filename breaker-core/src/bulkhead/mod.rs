@@ -1,4 +1,361 @@
 //! The bulkhead: at most `max-concurrent-calls` calls to one dependency at once, with
-//! Resilience4j's semantics and Spring's keys (`resilience4j.bulkhead.*`).
+//! Resilience4j's semantics (its `SemaphoreBulkhead`) and Spring's keys
+//! (`resilience4j.bulkhead.*`).
+//!
+//! A call takes a place before it runs and gives it back when it ends. When every place is
+//! taken, a call waits up to `max-wait-duration` for one (0, the default: it is refused at
+//! once), and is refused with [`BulkheadFull`] if none comes free in time; a refused call
+//! never runs. Waiting calls get places in the order they came when
+//! `fair-call-handling-enabled` (the default); when it is off, a call that arrives while
+//! others wait may take a place freed before them.
+//!
+//! - [`Bulkhead::call`] and [`Bulkhead::call_sync`] run a call in a place.
+//! - One level lower, [`Bulkhead::try_acquire`] (never waits), [`Bulkhead::acquire`] (a future)
+//!   and [`Bulkhead::acquire_blocking`] (parks the thread) hand out a [`BulkheadPermit`] that
+//!   gives the place back when dropped; the `_owned` forms hold the bulkhead by `Arc`, for
+//!   `'static` futures.
+//! - Events ([`BulkheadEvent`]): `CALL_PERMITTED`, `CALL_REJECTED`, `CALL_FINISHED`, published
+//!   after any lock is released and built only when someone listens.
+//!
+//! ```
+//! use std::time::Duration;
+//! use breaker_core::bulkhead::{Bulkhead, BulkheadConfig};
+//!
+//! let bulkhead = Bulkhead::new(
+//!     "inventory",
+//!     BulkheadConfig::builder()
+//!         .max_concurrent_calls(2)
+//!         .max_wait_duration(Duration::ZERO)
+//!         .build()?,
+//! );
+//! let first = bulkhead.try_acquire()?;
+//! let second = bulkhead.try_acquire()?;
+//! // Both places are taken: a third call is refused, and never runs.
+//! let refused = bulkhead.call_sync(|| Ok::<_, std::io::Error>("never runs"));
+//! assert!(refused.unwrap_err().is_bulkhead_full());
+//! assert_eq!(bulkhead.metrics().available_concurrent_calls(), 0);
+//!
+//! drop(first);
+//! assert_eq!(bulkhead.call_sync(|| Ok::<_, std::io::Error>(7)).ok(), Some(7));
+//! drop(second);
+//! assert_eq!(bulkhead.metrics().available_concurrent_calls(), 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Cost
+//!
+//! Taking a free place is one compare-and-swap on one atomic word; giving it back is one
+//! `fetch_add`; a refusal without waiting is one load. None of them locks or allocates, and
+//! an event is built only when someone listens. A call that waits takes the queue's lock, and
+//! sets a timer on the scheduler (which allocates the timer's node in the scheduler's queue);
+//! the bulkhead's own waiter queue keeps its capacity, so it allocates only when more calls
+//! wait at once than ever before. `semaphore.rs` describes the algorithm.
 
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::env::Env;
+use crate::error::CallError;
+use crate::event::listeners::{Listeners, Subscription};
+use crate::name::Name;
+use crate::sync::{AtomicBool, AtomicU64, Mutex};
+use crate::time::clock::Clock;
+use crate::time::timestamp::duration_nanos;
+
+use self::semaphore::Semaphore;
+
+mod acquire;
+mod event;
+mod permit;
+mod semaphore;
+
+pub use self::acquire::{Acquire, AcquireOwned};
+pub use self::event::{BulkheadEvent, BulkheadEventKind};
+pub use self::permit::{BulkheadPermit, OwnedBulkheadPermit};
 pub use crate::config::bulkhead::{keys, BulkheadConfig, BulkheadConfigBuilder};
+pub use crate::error::BulkheadFull;
+
+/// A bulkhead. Cloning gives another handle to the same bulkhead.
+///
+/// The semantics are Resilience4j's `SemaphoreBulkhead`, with one deliberate difference:
+/// [`change_config`](Bulkhead::change_config) with a lower limit never blocks the caller (see
+/// there).
+#[derive(Clone)]
+pub struct Bulkhead {
+    core: Arc<BulkheadCore>,
+}
+
+/// One bulkhead's state: its places and waiters, its configuration, its listeners.
+pub(crate) struct BulkheadCore {
+    name: Name,
+    env: Arc<Env>,
+    semaphore: Semaphore,
+    /// The current configuration; its lock also orders configuration changes.
+    config: Mutex<BulkheadConfig>,
+    /// `max-wait-duration` in nanoseconds, read by every call that finds no free place.
+    max_wait_nanos: AtomicU64,
+    listeners: Arc<Listeners<BulkheadEvent>>,
+    /// Removed from its registry: the registry's listeners no longer hear it.
+    detached: AtomicBool,
+}
+
+impl Bulkhead {
+    /// A bulkhead of its own, outside any registry, on the system clock. Its timers run on one
+    /// scheduler shared by all such bulkheads (and stand-alone breakers).
+    pub fn new(name: &str, config: BulkheadConfig) -> Bulkhead {
+        static STANDALONE: once_cell::sync::Lazy<Arc<Env>> =
+            once_cell::sync::Lazy::new(|| Env::new(Clock::system(), None));
+        Bulkhead::with_env(name, config, Arc::clone(&STANDALONE))
+    }
+
+    /// A bulkhead of a registry, on the registry's clock, scheduler and listeners.
+    pub(crate) fn with_env(name: &str, config: BulkheadConfig, env: Arc<Env>) -> Bulkhead {
+        Bulkhead {
+            core: Arc::new(BulkheadCore {
+                name: crate::name::intern(name),
+                semaphore: Semaphore::new(
+                    config.max_concurrent_calls(),
+                    config.fair_call_handling_enabled(),
+                ),
+                max_wait_nanos: AtomicU64::new(duration_nanos(config.max_wait_duration())),
+                config: Mutex::new(config),
+                env,
+                listeners: Arc::default(),
+                detached: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// The bulkhead's name.
+    pub fn name(&self) -> &str {
+        self.core.name()
+    }
+
+    /// The current configuration ([`change_config`](Bulkhead::change_config) replaces it).
+    pub fn config(&self) -> BulkheadConfig {
+        self.core.lock_config().clone()
+    }
+
+    /// Replaces the configuration at run time; never blocks.
+    ///
+    /// - A higher `max-concurrent-calls` frees places at once, and they go to the waiting
+    ///   calls first.
+    /// - A lower one lets the calls in flight finish: no new call gets a place until fewer
+    ///   than the new limit run, and [`available_concurrent_calls`] reads 0 meanwhile.
+    ///   (Resilience4j's blocks the caller of `changeConfig` until enough calls finish.)
+    /// - `max-wait-duration` and `fair-call-handling-enabled` apply to calls that start
+    ///   waiting afterwards; turning fairness on hands free places to the waiters in order.
+    ///
+    /// [`available_concurrent_calls`]: BulkheadMetrics::available_concurrent_calls
+    pub fn change_config(&self, config: BulkheadConfig) {
+        let mut current = self.core.lock_config();
+        self.core.max_wait_nanos.store(
+            duration_nanos(config.max_wait_duration()),
+            Ordering::Relaxed,
+        );
+        self.core.semaphore.reconfigure(
+            config.max_concurrent_calls(),
+            config.fair_call_handling_enabled(),
+        );
+        *current = config;
+    }
+
+    /// A snapshot of the places and the waiting calls.
+    pub fn metrics(&self) -> BulkheadMetrics {
+        let semaphore = &self.core.semaphore;
+        BulkheadMetrics {
+            available: semaphore.available(),
+            max_allowed: semaphore.limit(),
+            waiting: semaphore.waiting(),
+        }
+    }
+
+    /// The clock the bulkhead reads (its registry's).
+    pub fn clock(&self) -> &Clock {
+        self.core.env.clock()
+    }
+
+    /// A place if one is free now, else [`BulkheadFull`] at once, whatever
+    /// `max-wait-duration` says. In fair mode a place is not free while calls wait for one.
+    #[inline]
+    pub fn try_acquire(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        self.core.try_acquire()?;
+        Ok(BulkheadPermit::new(&self.core))
+    }
+
+    /// [`try_acquire`](Bulkhead::try_acquire), for a permit that holds its own handle on the
+    /// bulkhead (`'static` and `Send`).
+    #[inline]
+    pub fn try_acquire_owned(&self) -> Result<OwnedBulkheadPermit, BulkheadFull> {
+        self.core.try_acquire()?;
+        Ok(OwnedBulkheadPermit::new(Arc::clone(&self.core)))
+    }
+
+    /// A place, waiting for one up to `max-wait-duration` without blocking the thread; the
+    /// future ends with [`BulkheadFull`] if none came free in time. The wait's timer runs on
+    /// the bulkhead's scheduler, so a [`ManualClock`](crate::ManualClock)'s `advance` ends
+    /// it.
+    pub fn acquire(&self) -> Acquire<'_> {
+        Acquire::new(self)
+    }
+
+    /// [`acquire`](Bulkhead::acquire), as a `'static` and `Send` future whose permit holds its
+    /// own handle on the bulkhead.
+    pub fn acquire_owned(&self) -> AcquireOwned {
+        AcquireOwned::new(self.clone())
+    }
+
+    /// A place, waiting for one up to `max-wait-duration` with this thread parked. Do not
+    /// call it on an async runtime's worker thread: use [`acquire`](Bulkhead::acquire) there.
+    pub fn acquire_blocking(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        self.core.acquire_blocking()?;
+        Ok(BulkheadPermit::new(&self.core))
+    }
+
+    /// Runs `fut` in a place, waiting for one as [`acquire`](Bulkhead::acquire) does. A
+    /// refused call ends with [`CallError::BulkheadFull`] without polling `fut`; the call's
+    /// own error is [`CallError::Inner`]. The place is given back when `fut` ends or the
+    /// returned future is dropped.
+    pub async fn call<T, E, F>(&self, fut: F) -> Result<T, CallError<E>>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        let _permit = self.acquire().await?;
+        fut.await.map_err(CallError::Inner)
+    }
+
+    /// Runs `f` in a place, waiting for one as [`acquire_blocking`](Bulkhead::acquire_blocking)
+    /// does. A refused call ends with [`CallError::BulkheadFull`] without running `f`. The
+    /// place is given back when `f` returns or panics.
+    pub fn call_sync<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
+    where
+        F: FnOnce() -> Result<T, E>,
+    {
+        let _permit = self.acquire_blocking()?;
+        f().map_err(CallError::Inner)
+    }
+
+    /// Calls `listener` for every event of this bulkhead until the [`Subscription`] is
+    /// dropped.
+    pub fn subscribe<F>(&self, listener: F) -> Subscription
+    where
+        F: Fn(&BulkheadEvent) + Send + Sync + 'static,
+    {
+        self.core.listeners.add(Arc::new(listener))
+    }
+
+    /// Whether two handles are the same bulkhead.
+    pub fn ptr_eq(&self, other: &Bulkhead) -> bool {
+        Arc::ptr_eq(&self.core, &other.core)
+    }
+
+    /// Stops the registry's listeners hearing this bulkhead (it was removed from its
+    /// registry; it goes on working for whoever holds it).
+    #[allow(dead_code, reason = "the registry's `remove_bulkhead` is its caller")]
+    pub(crate) fn detach(&self) {
+        self.core.detached.store(true, Ordering::Relaxed);
+    }
+}
+
+// No user code runs while a bulkhead's lock is held and listeners' panics are caught, so a
+// panic anywhere leaves the bulkhead whole.
+impl std::panic::UnwindSafe for Bulkhead {}
+impl std::panic::RefUnwindSafe for Bulkhead {}
+
+impl fmt::Debug for Bulkhead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bulkhead")
+            .field("name", &self.name())
+            .field("metrics", &self.metrics())
+            .finish()
+    }
+}
+
+impl BulkheadCore {
+    fn name(&self) -> &str {
+        self.name.as_str()
+    }
+
+    fn lock_config(&self) -> crate::sync::MutexGuard<'_, BulkheadConfig> {
+        self.config.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn max_wait(&self) -> Duration {
+        Duration::from_nanos(self.max_wait_nanos.load(Ordering::Relaxed))
+    }
+
+    /// A free place now, or a refusal.
+    #[inline]
+    fn try_acquire(&self) -> Result<(), BulkheadFull> {
+        let granted = self.semaphore.try_acquire();
+        self.conclude(granted)
+    }
+
+    /// Publishes a grant.
+    #[inline]
+    fn permitted(&self) {
+        self.publish(BulkheadEventKind::CallPermitted);
+    }
+
+    /// Publishes a refusal, and returns its error.
+    #[inline]
+    fn refuse(&self) -> BulkheadFull {
+        self.publish(BulkheadEventKind::CallRejected);
+        BulkheadFull::new(self.name.clone())
+    }
+
+    /// A permit is dropped: the place goes back, then `CALL_FINISHED` is published.
+    #[inline]
+    fn finish(&self) {
+        self.semaphore.release();
+        self.publish(BulkheadEventKind::CallFinished);
+    }
+
+    /// Publishes to the bulkhead's listeners, then its registry's; builds nothing when nobody
+    /// listens.
+    #[inline]
+    fn publish(&self, kind: BulkheadEventKind) {
+        let registry = self.env.bulkhead_listeners();
+        let to_registry = !registry.is_empty() && !self.detached.load(Ordering::Relaxed);
+        if to_registry || !self.listeners.is_empty() {
+            self.publish_to(kind, to_registry.then_some(registry));
+        }
+    }
+
+    #[cold]
+    fn publish_to(&self, kind: BulkheadEventKind, registry: Option<&Listeners<BulkheadEvent>>) {
+        let event = BulkheadEvent::new(self.name.clone(), self.env.clock().now(), kind);
+        self.listeners.publish(&event);
+        if let Some(registry) = registry {
+            registry.publish(&event);
+        }
+    }
+}
+
+/// A snapshot of a bulkhead's places, from [`Bulkhead::metrics`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BulkheadMetrics {
+    available: u32,
+    max_allowed: u32,
+    waiting: u32,
+}
+
+impl BulkheadMetrics {
+    /// Places free now; 0 while a lowered limit still has more calls in flight than it allows.
+    pub fn available_concurrent_calls(&self) -> u32 {
+        self.available
+    }
+
+    /// The limit: `max-concurrent-calls`.
+    pub fn max_allowed_concurrent_calls(&self) -> u32 {
+        self.max_allowed
+    }
+
+    /// Calls waiting for a place.
+    pub fn waiting_calls(&self) -> u32 {
+        self.waiting
+    }
+}

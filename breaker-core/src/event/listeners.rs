@@ -1,4 +1,6 @@
-//! Listener lists: a breaker's own, or a registry's (which hears every breaker).
+//! Listener lists: a breaker's own, or a registry's (which hears every breaker); the same for
+//! bulkheads, whose lists carry their own event type (the list is generic over it, the
+//! breaker's [`Event`] by default).
 //!
 //! Listeners are called on the thread that caused the event, after the breaker's state has
 //! changed and with no lock of the breaker held. A listener that panics is logged and skipped;
@@ -32,32 +34,48 @@ use crate::event::Event;
 use crate::log_safe::LogSafe;
 use crate::sync::{AtomicPtr, AtomicU64, Mutex, Published};
 
-type Listener = Arc<dyn Fn(&Event) + Send + Sync>;
-type List = Vec<(u64, Listener)>;
+type Listener<E> = Arc<dyn Fn(&E) + Send + Sync>;
+type List<E> = Vec<(u64, Listener<E>)>;
+
+/// An event a listener list carries: it writes the log line of a listener that panicked on
+/// it, naming the instance it is about.
+pub(crate) trait ListenedEvent: 'static {
+    /// Logs that a listener panicked on this event.
+    fn log_listener_panic(&self);
+}
+
+impl ListenedEvent for Event {
+    fn log_listener_panic(&self) {
+        tracing::error!(
+            breaker = %LogSafe(self.breaker_name()),
+            "breaker: an event listener panicked; the event was skipped for it"
+        );
+    }
+}
 
 /// A list of listeners: a breaker's own, or a registry's (which hears every breaker).
 ///
 /// Publishing reads the current list with one atomic load and no lock: every change builds a
 /// new list and publishes it, and old lists are kept until the `Listeners` is dropped, since a
 /// publisher may still be reading one. Subscriptions change rarely, so that memory stays small.
-pub(crate) struct Listeners {
-    current: AtomicPtr<Published<List>>,
+pub(crate) struct Listeners<E: ListenedEvent = Event> {
+    current: AtomicPtr<Published<List<E>>>,
     next_id: AtomicU64,
     /// Every list ever published (the current one last); freed on drop.
-    lists: Mutex<Vec<OwnedList>>,
+    lists: Mutex<Vec<OwnedList<E>>>,
 }
 
 /// A published list, owned through a raw pointer so that readers' shared references to it stay
 /// valid while the owner moves around.
-struct OwnedList(*mut Published<List>);
+struct OwnedList<E>(*mut Published<List<E>>);
 
 // SAFETY: an `OwnedList` is a `Box<Published<List>>` in raw form; `List` holds `Send + Sync`
 // listeners, so sending or sharing the pointer is as safe as sending or sharing the box.
-unsafe impl Send for OwnedList {}
+unsafe impl<E> Send for OwnedList<E> {}
 // SAFETY: as above.
-unsafe impl Sync for OwnedList {}
+unsafe impl<E> Sync for OwnedList<E> {}
 
-impl Drop for Listeners {
+impl<E: ListenedEvent> Drop for Listeners<E> {
     fn drop(&mut self) {
         let mut lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
         for OwnedList(p) in lists.drain(..) {
@@ -68,7 +86,7 @@ impl Drop for Listeners {
     }
 }
 
-impl Default for Listeners {
+impl<E: ListenedEvent> Default for Listeners<E> {
     fn default() -> Self {
         Listeners {
             current: AtomicPtr::new(ptr::null_mut()),
@@ -78,14 +96,14 @@ impl Default for Listeners {
     }
 }
 
-impl Listeners {
+impl<E: ListenedEvent> Listeners<E> {
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.current().is_empty()
     }
 
     #[inline]
-    fn current(&self) -> &[(u64, Listener)] {
+    fn current(&self) -> &[(u64, Listener<E>)] {
         let p = self.current.load(Ordering::Acquire);
         if p.is_null() {
             return &[];
@@ -96,41 +114,46 @@ impl Listeners {
         unsafe { (*p).get() }
     }
 
-    fn replace(&self, change: impl FnOnce(&mut List)) {
+    fn replace(&self, change: impl FnOnce(&mut List<E>)) {
         let mut lists = self.lists.lock().unwrap_or_else(|e| e.into_inner());
-        let mut next: List = self.current().to_vec();
+        let mut next: List<E> = self.current().to_vec();
         change(&mut next);
         let p = Box::into_raw(Box::new(Published::new(next)));
         lists.push(OwnedList(p));
         self.current.store(p, Ordering::Release);
     }
 
-    pub(crate) fn add(self: &Arc<Self>, listener: Listener) -> Subscription {
+    pub(crate) fn add(self: &Arc<Self>, listener: Listener<E>) -> Subscription {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.replace(|list| list.push((id, listener)));
+        let weak: Weak<Self> = Arc::downgrade(self);
         Subscription {
-            listeners: Arc::downgrade(self),
+            listeners: weak,
             id,
         }
     }
 
-    fn remove(&self, id: u64) {
-        self.replace(|list| list.retain(|(i, _)| *i != id));
-    }
-
-    pub(crate) fn publish(&self, event: &Event) {
+    pub(crate) fn publish(&self, event: &E) {
         for (_, listener) in self.current() {
             if catch_unwind(AssertUnwindSafe(|| listener(event))).is_err() {
-                tracing::error!(
-                    breaker = %LogSafe(event.breaker_name()),
-                    "breaker: an event listener panicked; the event was skipped for it"
-                );
+                event.log_listener_panic();
             }
         }
     }
 }
 
-impl fmt::Debug for Listeners {
+/// What a [`Subscription`] knows of its list, whatever the list's event type.
+trait Unsubscribe: Send + Sync {
+    fn remove(&self, id: u64);
+}
+
+impl<E: ListenedEvent> Unsubscribe for Listeners<E> {
+    fn remove(&self, id: u64) {
+        self.replace(|list| list.retain(|(i, _)| *i != id));
+    }
+}
+
+impl<E: ListenedEvent> fmt::Debug for Listeners<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Listeners")
             .field("count", &self.current().len())
@@ -142,14 +165,14 @@ impl fmt::Debug for Listeners {
 /// listener for the life of the breaker or registry.
 #[must_use = "dropping a Subscription unsubscribes its listener at once"]
 pub struct Subscription {
-    listeners: Weak<Listeners>,
+    listeners: Weak<dyn Unsubscribe>,
     id: u64,
 }
 
 impl Subscription {
     /// Keeps the listener subscribed for as long as its breaker or registry lives.
     pub fn forever(mut self) {
-        self.listeners = Weak::new();
+        self.listeners = Weak::<Listeners>::new();
     }
 }
 
