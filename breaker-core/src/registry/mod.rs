@@ -1,8 +1,10 @@
-//! Named breakers: get-or-create by name, shared configs, per-instance overrides, keyed breakers.
+//! Named breakers and bulkheads: get-or-create by name, shared configs, per-instance
+//! overrides, keyed breakers.
 //!
-//! `mod.rs` holds the registry itself; `builder.rs` builds one (from code and files),
-//! `global.rs` is the process-wide one the attribute uses, `keyed.rs` the run-time keyed
-//! groups, and `hooks.rs` the public hooks on its set of breakers.
+//! `mod.rs` holds the registry itself and its breakers; `builder.rs` builds one (from code and
+//! files), `global.rs` is the process-wide one the attribute uses, `keyed.rs` the run-time
+//! keyed groups, `bulkheads.rs` the bulkheads beside the breakers, and `hooks.rs` the public
+//! hooks on its sets of breakers and of bulkheads.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -26,12 +28,15 @@ pub(crate) mod global;
 pub(crate) mod hooks;
 pub(crate) mod keyed;
 
-/// A set of named breakers with their configuration, one clock and one timer scheduler.
+/// A set of named breakers and bulkheads with their configuration, one clock and one timer
+/// scheduler.
 ///
 /// `breaker(name)` returns the breaker of that name, creating it on first use with the
 /// instance configuration of that name if there is one, else the `default` shared config.
 /// Keyed breakers (one per run-time key) live in groups, one per name: [`Registry::keyed`].
-/// Cloning gives another handle to the same registry.
+/// [`bulkhead(name)`](Registry::bulkhead) does the same for bulkheads, which have configs of
+/// their own (Spring's `resilience4j.bulkhead.*`), so a breaker and a bulkhead may share a
+/// name. Cloning gives another handle to the same registry.
 ///
 /// # Lifecycle
 ///
@@ -72,13 +77,18 @@ pub(crate) struct Inner {
     pub(crate) read_config_env: bool,
 }
 
-/// The slot of one plain name: the breaker that has it now, if any. The lock is the name's
-/// own, held only to read or swap the handle, never while a hook or a breaker runs.
-#[derive(Default)]
-pub(crate) struct Named(Mutex<Option<CircuitBreaker>>);
+/// The slot of one plain name: the breaker (or bulkhead) that has it now, if any. The lock is
+/// the name's own, held only to read or swap the handle, never while a hook or a member runs.
+pub(crate) struct Named<M = CircuitBreaker>(Mutex<Option<M>>);
 
-impl Named {
-    fn lock(&self) -> MutexGuard<'_, Option<CircuitBreaker>> {
+impl<M> Default for Named<M> {
+    fn default() -> Self {
+        Named(Mutex::new(None))
+    }
+}
+
+impl<M> Named<M> {
+    fn lock(&self) -> MutexGuard<'_, Option<M>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -115,10 +125,7 @@ impl Registry {
     where
         F: Fn(&RegistryEvent<'_>) + Send + Sync + 'static,
     {
-        self.inner.hooks.add(Arc::new(move |event| {
-            hook(event);
-            true
-        }));
+        self.inner.hooks.add_for_ever(hook);
     }
 
     /// [`on_registry_event`](Registry::on_registry_event) for a hook that belongs to `owner`
@@ -130,16 +137,7 @@ impl Registry {
         T: Send + Sync + 'static,
         F: Fn(&T, &RegistryEvent<'_>) + Send + Sync + 'static,
     {
-        let owner = Arc::downgrade(owner);
-        self.inner
-            .hooks
-            .add(Arc::new(move |event| match owner.upgrade() {
-                Some(owner) => {
-                    hook(&owner, event);
-                    true
-                }
-                None => false,
-            }));
+        self.inner.hooks.add_for_owner(owner, hook);
     }
 
     /// How many registry-event hooks are registered (of owners still alive, and of those gone
@@ -296,7 +294,8 @@ impl Registry {
     /// Timers waiting in the registry's scheduler: at most one per breaker, since a state's
     /// timer leaves the queue when the state is left, plus one sweep timer per keyed group
     /// that has breakers and evicts idle ones, plus one refresh timer of the metrics export
-    /// (`MetricsExport`, feature `metrics`) while it exports breakers.
+    /// (`MetricsExport`, feature `metrics`) while it exports breakers, plus one per call waiting
+    /// for a place in one of its bulkheads (the end of its `max-wait-duration`).
     pub fn pending_timers(&self) -> usize {
         self.inner.env.scheduler().pending()
     }
@@ -306,6 +305,7 @@ impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("breakers", &self.inner.breakers.len())
+            .field("bulkheads", &self.inner.bulkheads.len())
             .field("clock", &self.inner.env.clock())
             .finish_non_exhaustive()
     }

@@ -70,7 +70,8 @@ const FORMATS: [(Format, &str); 3] = [
 /// a second shared config, `base-config`, a bracketed name, tags in both sections, a
 /// thread-pool bulkhead beside them) loads in each format: every bulkhead gets its instance
 /// config merged over its base, a name the file does not mention gets `configs.default`,
-/// and the breakers of the same names keep their own configs.
+/// the registry's bulkheads are made with those configs, and the breakers of the same names
+/// keep their own configs.
 #[test]
 fn order_service_files_configure_breakers_and_bulkheads_together() {
     for file in [
@@ -105,6 +106,19 @@ fn order_service_files_configure_breakers_and_bulkheads_together() {
             Some(&bulkhead(4, Duration::from_millis(250), true, 100)),
             "{file}"
         );
+        for name in ["inventory", "reports", "payments.v2", "unmentioned"] {
+            let made = registry.bulkhead(name);
+            assert_eq!(
+                &made.config(),
+                registry.bulkhead_config_for(name),
+                "{file}: {name}"
+            );
+            assert_eq!(
+                made.metrics().max_allowed_concurrent_calls(),
+                made.config().max_concurrent_calls(),
+                "{file}: {name}"
+            );
+        }
         let breaker = registry.config_for("inventory");
         assert_eq!(breaker.sliding_window_size(), 20, "{file}");
         assert_eq!(

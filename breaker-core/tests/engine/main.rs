@@ -10,6 +10,7 @@
 mod support;
 
 mod backoff;
+mod bulkhead_registry;
 mod calls;
 mod cancellation;
 mod documented;
