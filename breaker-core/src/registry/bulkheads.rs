@@ -78,22 +78,10 @@ impl Registry {
     /// [`bulkhead_config_for`]: Registry::bulkhead_config_for
     pub fn bulkhead(&self, name: &str) -> Bulkhead {
         let bulkheads = &self.inner.bulkheads;
-        let slot = match bulkheads.slots.get(name) {
-            Some(slot) => slot,
-            None => bulkheads
-                .slots
-                .get_or_insert_with(name.to_owned(), Named::default),
-        };
-        let mut current = slot.lock();
-        if let Some(bulkhead) = &*current {
-            return bulkhead.clone();
-        }
-        let config = bulkheads.config_for(name).clone();
-        let made = Bulkhead::with_env(name, config, Arc::clone(&self.inner.env));
-        *current = Some(made.clone());
-        drop(current);
-        bulkheads.hooks.run(&RegistryEvent::Added(&made));
-        made
+        Named::get_or_add(&bulkheads.slots, name, &bulkheads.hooks, || {
+            let config = bulkheads.config_for(name).clone();
+            Bulkhead::with_env(name, config, Arc::clone(&self.inner.env))
+        })
     }
 
     /// The bulkhead named `name`, if it exists.

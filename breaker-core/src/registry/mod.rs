@@ -87,9 +87,32 @@ impl<M> Default for Named<M> {
     }
 }
 
-impl<M> Named<M> {
+impl<M: Clone> Named<M> {
     fn lock(&self) -> MutexGuard<'_, Option<M>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The member named `name` in `slots`, made by `make` and announced to `hooks`
+    /// ([`RegistryEvent::Added`]) if the name has none.
+    fn get_or_add(
+        slots: &ConcurrentMap<String, Named<M>>,
+        name: &str,
+        hooks: &Hooks<M>,
+        make: impl FnOnce() -> M,
+    ) -> M {
+        let slot = match slots.get(name) {
+            Some(slot) => slot,
+            None => slots.get_or_insert_with(name.to_owned(), Named::default),
+        };
+        let mut current = slot.lock();
+        if let Some(member) = &*current {
+            return member.clone();
+        }
+        let made = make();
+        *current = Some(made.clone());
+        drop(current);
+        hooks.run(&RegistryEvent::Added(&made));
+        made
     }
 }
 
@@ -97,22 +120,10 @@ impl Registry {
     /// The breaker named `name`, created on first use.
     pub fn breaker(&self, name: &str) -> CircuitBreaker {
         let inner = &*self.inner;
-        let slot = match inner.breakers.get(name) {
-            Some(slot) => slot,
-            None => inner
-                .breakers
-                .get_or_insert_with(name.to_owned(), Named::default),
-        };
-        let mut current = slot.lock();
-        if let Some(breaker) = &*current {
-            return breaker.clone();
-        }
-        let config = self.config_for(name).clone();
-        let made = CircuitBreaker::with_env(name, config, Arc::clone(&inner.env));
-        *current = Some(made.clone());
-        drop(current);
-        inner.hooks.run(&RegistryEvent::Added(&made));
-        made
+        Named::get_or_add(&inner.breakers, name, &inner.hooks, || {
+            let config = self.config_for(name).clone();
+            CircuitBreaker::with_env(name, config, Arc::clone(&inner.env))
+        })
     }
 
     /// Calls `hook` for every change to this registry's set of breakers from now on: every

@@ -3,24 +3,13 @@
 //! bad value is rejected with the file, the line and the key, in the breaker's words; a
 //! thread-pool bulkhead's section is skipped with a warning.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use breaker_core::{BulkheadConfig, Format, LoadError, LoadErrorKind, Registry};
+use breaker_core::{BulkheadConfig, Format, LoadErrorKind, Registry};
 
+use crate::files::{data, load};
 use crate::support::logs;
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
-fn load(format: Format, name: &str, text: &str) -> Result<Registry, LoadError> {
-    Registry::builder()
-        .load_str(format, name, text)
-        .map(|b| b.build())
-}
 
 fn bulkhead(calls: u32, wait: Duration, fair: bool, buffer: u32) -> BulkheadConfig {
     BulkheadConfig::builder()

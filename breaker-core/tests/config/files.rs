@@ -16,13 +16,13 @@ use breaker_core::{
 
 use crate::support::logs;
 
-fn data(name: &str) -> PathBuf {
+pub(crate) fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(name)
 }
 
-fn load(format: Format, name: &str, text: &str) -> Result<Registry, LoadError> {
+pub(crate) fn load(format: Format, name: &str, text: &str) -> Result<Registry, LoadError> {
     Registry::builder()
         .load_str(format, name, text)
         .map(|b| b.build())
