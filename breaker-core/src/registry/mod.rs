@@ -242,7 +242,8 @@ impl Registry {
     }
 
     /// The tags for every metric this registry exports (`RegistryBuilder::tag` and the files'
-    /// `resilience4j.circuitbreaker.tags.<name>`), as (label name, value) sorted by name.
+    /// `resilience4j.circuitbreaker.tags.<name>` and `resilience4j.bulkhead.tags.<name>`), as
+    /// (label name, value) sorted by name.
     pub fn tags(&self) -> &[(String, String)] {
         &self.inner.tags
     }
