@@ -2,14 +2,17 @@
 //! the example's logic (examples/credit_bureau/game.rs), its reqwest client against its axum
 //! bureau on 127.0.0.1.
 //!
-//! Asserts outcomes, never latencies: no handler crashed and no queue write failed (the two ways
-//! an application can go unanswered), the queue file holds exactly the 202s, the brownout was
-//! seen as slow calls and timeouts and opened the breaker while it lasted, the timed-out calls
-//! were cancelled (none's request still under way when its fallback ran, and the bureau saw
-//! their clients hang up before it answered), no socket opened while OPEN, 4xx never open the
-//! breaker, and recovery through the half-open trials. Then, with the pool scaled like time, the
-//! pool does run out, and every application that found no free worker is answered by the
-//! fallback.
+//! Asserts outcomes, never latencies, of the day with the bulkhead and of the same day without
+//! it: no handler crashed and no queue write failed (the two ways an application can go
+//! unanswered), the queue file holds exactly the 202s, the brownout was seen as slow calls and
+//! timeouts and opened the breaker while it lasted, the timed-out calls were cancelled (none's
+//! request still under way when its fallback ran, and the bureau saw their clients hang up
+//! before it answered), no socket opened while OPEN, 4xx never open the breaker, and recovery
+//! through the half-open trials. With the bulkhead, the bureau never held more workers than its
+//! limit, the calls it refused were answered by the fallback and counted apart, and no
+//! application found every worker busy. Then, without the bulkhead and with the pool scaled like
+//! time, the pool does run out, and every application that found no free worker is answered by
+//! the fallback.
 //!
 //! Both runs are drawn as the example draws them (examples/credit_bureau/picture.rs), and the
 //! HTML file is held to what the run was: well-formed XML with one `<svg>`, the breaker's state
@@ -33,11 +36,13 @@
 mod game;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::http::{header, StatusCode};
-use breaker::{Registry, State};
-use game::loan::{Application, BureauError, CreditCheck};
+use breaker::{BulkheadEventKind, EventKind, Registry, State};
+use game::loan::{Application, BureauError, CreditCheck, FallbackCause};
 use game::queue::ReviewQueue;
 use game::{Outcome, Report};
 
@@ -133,12 +138,22 @@ fn ms(d: Duration) -> String {
     format!("{:.1}", d.as_secs_f64() * 1000.0)
 }
 
+/// What the breaker's and the bulkhead's own event streams told during a run, counted by the
+/// test beside the example's report.
+#[derive(Debug, Default)]
+struct Told {
+    /// The breaker's `NotPermitted` events: one per call it refused.
+    breaker_refusals: AtomicU64,
+    /// The bulkhead's `CALL_REJECTED` events: one per call it refused.
+    bulkhead_refusals: AtomicU64,
+}
+
 /// Draws `report` as the example does, into a file, and holds the picture to the run: it
 /// parses as XML with one `<svg>`, its state bands are the transitions the run had (in order,
 /// with their times), the brownout is marked where the script has it, and its columns' answers
 /// add up, column by column, to the applications sent in them, and over the run to the
 /// report's counts. (Outcomes and counts only: nothing here depends on how fast the run was.)
-fn check_picture(report: &Report, label: &str, opened_in_brownout: bool) {
+fn check_picture(report: &Report, told: &Told, label: &str, opened_in_brownout: bool) {
     let file = temp_file(label, "html");
     game::picture::write_html(report, &file.0).expect("the picture is written");
     let html = std::fs::read_to_string(&file.0).expect("the picture reads back");
@@ -239,7 +254,8 @@ fn check_picture(report: &Report, label: &str, opened_in_brownout: bool) {
     let columns = by_class("column");
     assert!(!columns.is_empty());
     let mut sums = [0u64; Outcome::ALL.len()];
-    let (mut sent, mut refused, mut no_worker) = (0, 0, 0);
+    let (mut sent, mut refused, mut bulkhead_full, mut no_worker) = (0, 0, 0, 0);
+    let (mut most_busy, mut most_held) = (0, 0);
     for column in &columns {
         let answers: Vec<u64> = Outcome::ALL
             .iter()
@@ -255,7 +271,10 @@ fn check_picture(report: &Report, label: &str, opened_in_brownout: bool) {
         }
         sent += column.count("data-sent");
         refused += column.count("data-refused");
+        bulkhead_full += column.count("data-bulkhead-full");
         no_worker += column.count("data-no-worker");
+        most_busy = most_busy.max(column.count("data-most-busy"));
+        most_held = most_held.max(column.count("data-most-held"));
     }
     assert_eq!(
         sent, report.requests,
@@ -272,14 +291,37 @@ fn check_picture(report: &Report, label: &str, opened_in_brownout: bool) {
     for ((outcome, drawn), counted) in Outcome::ALL.iter().zip(sums).zip(counted) {
         assert_eq!(drawn, counted, "{} drawn and counted", outcome.label());
     }
-    // The refusals line counts the breaker's NotPermitted events: one per refused call.
+    // The refusals line counts the fallbacks of refused calls, and the breaker's event stream
+    // tells one NotPermitted per refused call; the same for the bulkhead's CALL_REJECTED.
     assert_eq!(
-        refused, report.fallback_causes.0,
-        "refusals drawn and counted"
+        refused,
+        told.breaker_refusals.load(Ordering::SeqCst),
+        "refusals drawn and told"
+    );
+    assert_eq!(
+        bulkhead_full,
+        told.bulkhead_refusals.load(Ordering::SeqCst),
+        "bulkhead refusals drawn and told"
     );
     assert_eq!(
         no_worker, report.workers_exhausted,
         "no free worker, drawn and counted"
+    );
+    // The workers panel: the most busy and the most held, sampled as applications arrived, are
+    // never more than the run's own maxima; the bulkhead's limit is marked if there was one.
+    assert!(most_busy <= report.max_busy_workers as u64);
+    assert!(most_held <= report.max_bureau_held as u64);
+    for key in ["busy", "held"] {
+        assert!(
+            doc.iter().any(|e| e.attr("data-workers") == Some(key)),
+            "no {key} line"
+        );
+    }
+    assert_eq!(
+        doc.iter()
+            .any(|e| e.name == "text" && e.text.starts_with("bulkhead max-concurrent-calls")),
+        report.bulkhead.is_some(),
+        "the bulkhead's limit is marked exactly when there is one"
     );
     // The p50 and p99 lines are drawn.
     for key in ["p50", "p99"] {
@@ -326,28 +368,43 @@ fn check_escaping(report: &Report) {
     assert_eq!(doc.iter().filter(|e| e.name == "svg").count(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn compressed_game_day_loses_no_application_and_recovers() {
-    // The attribute uses the global registry: this is the only test in this binary that uses
-    // it, so it is installed exactly once, from the example's own TOML file.
-    let registry = game::load_registry(Path::new(game::CONFIG_PATH), game::COMPRESSED_SCALE)
-        .unwrap_or_else(|e| panic!("examples/credit_bureau.toml: {e}"));
-    Registry::install_global(registry).expect("nothing used the global registry before");
-
-    let queue = temp_queue("run");
-    let options = game::Options {
-        scale: game::COMPRESSED_SCALE,
-        rate: 220,
-        workers: 200,
-        queue_path: queue.0.clone(),
+/// Runs the compressed game day with `options` on the global registry, the breaker reset first,
+/// and counts what the breaker's and the bulkhead's event streams tell meanwhile.
+async fn run_day(options: &game::Options) -> (Report, Arc<Told>) {
+    let breaker = Registry::global().breaker("credit_bureau_cb");
+    breaker.reset();
+    let told = Arc::new(Told::default());
+    let _breaker_events = {
+        let told = told.clone();
+        breaker.subscribe(move |event| {
+            if event.kind() == EventKind::NotPermitted {
+                told.breaker_refusals.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+    };
+    let _bulkhead_events = {
+        let told = told.clone();
+        Registry::global()
+            .bulkhead("credit_bureau_cb")
+            .subscribe(move |event| {
+                if event.kind() == BulkheadEventKind::CallRejected {
+                    told.bulkhead_refusals.fetch_add(1, Ordering::SeqCst);
+                }
+            })
     };
     // About 3 s of script; the bound only guards against a hang.
-    let report = tokio::time::timeout(Duration::from_secs(50), game::run(&options))
+    let report = tokio::time::timeout(Duration::from_secs(50), game::run(options))
         .await
         .expect("the game day ends within 50 s")
         .expect("the game day runs");
     println!("{report}");
+    (report, told)
+}
 
+/// What every game day with the pool of 200 must show, with a bulkhead or without: nothing
+/// lost, the brownout seen and cancelled, the breaker opened by it (not by the 4xx) and closed
+/// through its trials, no socket while OPEN; and its picture holds up.
+fn check_day(report: &Report, told: &Told, label: &str) {
     // Zero applications lost. Every application's handler is joined and counted once, so
     // `report.lost()` is exactly `crashed + unavailable`: a handler that panicked, or a 503
     // because the queue could not be written. Those two are what can go wrong.
@@ -366,8 +423,9 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     // The brownout was seen: calls timed out, the breaker recorded them as slow calls (a
     // timed-out call took at least the 25 ms timeout, over the 20 ms threshold), and it first
     // opened while the brownout lasted. (The pool of 200 cannot run out here: compressed, about
-    // 6 calls are in flight at once, docs/GAME_DAY.md; the scaled run below exhausts its pool.)
-    assert!(report.fallback_causes.1 > 0, "no call timed out: {report}");
+    // 6 calls are in flight at once, docs/GAME_DAY.md; the scaled run exhausts its pool.)
+    let timed_out = report.fallback(FallbackCause::TimedOut);
+    assert!(timed_out > 0, "no call timed out: {report}");
     assert!(report.slow_calls > 0, "no slow call recorded: {report}");
     let brownout = report
         .phases
@@ -375,12 +433,7 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
         .find(|(name, _)| name.starts_with("brownout"))
         .map(|(_, length)| *length)
         .expect("the script has a brownout");
-    let first_open = report
-        .transitions
-        .iter()
-        .find(|t| t.to == State::Open)
-        .map(|t| t.at)
-        .expect("the breaker opened");
+    let first_open = report.first_open().expect("the breaker opened");
     assert!(
         report.brownout_start <= first_open && first_open < report.brownout_start + brownout,
         "first OPEN at {first_open:?}, brownout from {:?} for {brownout:?}",
@@ -399,13 +452,15 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
         "the bureau saw no client hang up: {report}"
     );
     assert!(
-        report.bureau_abandoned <= report.fallback_causes.1 + report.fallback_causes.2,
+        report.bureau_abandoned <= timed_out + report.fallback(FallbackCause::Failed),
         "more hang-ups than calls that timed out or failed: {report}"
     );
 
-    // The breaker opened, and while OPEN no call reached for a socket.
-    assert!(report.transitions.iter().any(|t| t.to == State::Open));
-    assert!(report.fallback_causes.0 > 0, "no call was refused");
+    // The breaker opened, and while OPEN no call reached for a socket. Each refusal the
+    // breaker told is one fallback of a refused call.
+    let refused = report.fallback(FallbackCause::Refused);
+    assert!(refused > 0, "no call was refused");
+    assert_eq!(refused, told.breaker_refusals.load(Ordering::SeqCst));
     assert_eq!(report.sockets_while_open, 0, "sockets opened while OPEN");
 
     // 4xx never open the breaker: the burst of bad tax ids came and went with it CLOSED, and
@@ -424,28 +479,77 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     );
     assert_eq!(report.final_state, State::Closed);
 
-    // The run as a picture.
-    // (The assertions above saw the breaker first open during the brownout.)
-    check_picture(&report, "picture", true);
+    // The run as a picture. (The assertions above saw the breaker first open during the
+    // brownout.)
+    check_picture(report, told, label, true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compressed_game_day_loses_no_application_and_recovers() {
+    // The attribute uses the global registry: this is the only test in this binary that uses
+    // it, so it is installed exactly once, from the example's own TOML file.
+    let registry = game::load_registry(Path::new(game::CONFIG_PATH), game::COMPRESSED_SCALE)
+        .unwrap_or_else(|e| panic!("examples/credit_bureau.toml: {e}"));
+    Registry::install_global(registry).expect("nothing used the global registry before");
+
+    // The day with the bulkhead, as the example runs it: its 120 places scaled like time, to
+    // 2, so that the brownout fills it as it fills the 120 in real time.
+    let queue = temp_queue("bulkhead");
+    let options = game::Options {
+        scale: game::COMPRESSED_SCALE,
+        rate: 220,
+        workers: 200,
+        bulkhead: true,
+        queue_path: queue.0.clone(),
+    };
+    let (report, told) = run_day(&options).await;
+    check_day(&report, &told, "bulkhead_picture");
+    let limit = report
+        .bulkhead
+        .as_ref()
+        .expect("the run went through the bulkhead")
+        .max_concurrent_calls;
+    assert_eq!(limit, 2, "120 places x 0.01, rounded up");
+    // The bureau never held more workers than the bulkhead's places, and it did fill them:
+    // the bulkhead refused calls, each answered by the fallback and counted as its own cause
+    // (one fallback per CALL_REJECTED the bulkhead told), never as a breaker refusal.
+    assert!(
+        report.max_bureau_held <= limit as usize,
+        "the bureau held {} workers, the bulkhead allows {limit}: {report}",
+        report.max_bureau_held
+    );
+    let bulkhead_full = report.fallback(FallbackCause::BulkheadFull);
+    assert!(bulkhead_full > 0, "the bulkhead refused nothing: {report}");
+    assert_eq!(bulkhead_full, told.bulkhead_refusals.load(Ordering::SeqCst));
+    // No application found every worker busy.
+    assert_eq!(report.workers_exhausted, 0, "no free worker: {report}");
     check_escaping(&report);
 
-    // The same day with the worker pool scaled like time (200 -> 2), so that the pool runs out
-    // at the start of the brownout as the real-time run's does (220/s x 2.5 s timeouts is about
-    // 550 calls in flight against 200 workers). Applications that find no free worker take the
-    // fallback at once: each is answered (cached or queued), none crashed, and the queue file
-    // still holds exactly the 202s.
-    Registry::global().breaker("credit_bureau_cb").reset();
+    // The same day without the bulkhead: the breaker alone.
+    let unbounded_queue = temp_queue("run");
+    let unbounded = game::Options {
+        bulkhead: false,
+        queue_path: unbounded_queue.0.clone(),
+        ..options.clone()
+    };
+    let (report, told) = run_day(&unbounded).await;
+    check_day(&report, &told, "picture");
+    assert!(report.bulkhead.is_none());
+    assert_eq!(report.fallback(FallbackCause::BulkheadFull), 0);
+    assert_eq!(told.bulkhead_refusals.load(Ordering::SeqCst), 0);
+
+    // The same day without the bulkhead and with the worker pool scaled like time (200 -> 2),
+    // so that the pool runs out at the start of the brownout as the real-time run's does
+    // (220/s x 2.5 s timeouts is about 550 calls in flight against 200 workers). Applications
+    // that find no free worker take the fallback at once: each is answered (cached or queued),
+    // none crashed, and the queue file still holds exactly the 202s.
     let scaled_queue = temp_queue("scaled");
     let scaled = game::Options {
         workers: 2,
         queue_path: scaled_queue.0.clone(),
-        ..options
+        ..unbounded
     };
-    let report = tokio::time::timeout(Duration::from_secs(50), game::run(&scaled))
-        .await
-        .expect("the game day ends within 50 s")
-        .expect("the game day runs");
-    println!("{report}");
+    let (report, told) = run_day(&scaled).await;
     assert_eq!(
         report.max_busy_workers, 2,
         "the whole pool was busy at once"
@@ -466,7 +570,7 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     assert_eq!(report.sockets_while_open, 0, "sockets opened while OPEN");
     // Its picture draws the applications that found no free worker. (With 2 workers the
     // brownout holds both, the breaker sees few calls, and when it opens is not asserted.)
-    check_picture(&report, "scaled_picture", false);
+    check_picture(&report, &told, "scaled_picture", false);
 }
 
 /// The client's request on its own (no breaker, so no global registry), against a bureau that

@@ -25,14 +25,15 @@ use tokio::task::JoinSet;
 use tokio::time::MissedTickBehavior;
 
 use bureau::{Behaviour, Bureau, Script};
-use loan::{lock, Application, CreditCheck, Decision, BREAKER};
+use loan::{lock, Application, CreditCheck, Decision, FallbackCause, BREAKER, BULKHEAD};
 use queue::ReviewQueue;
 
 /// examples/credit_bureau.toml, wherever the command runs from.
 pub(crate) const CONFIG_PATH: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/examples/credit_bureau.toml");
 
-/// `--compressed`: every duration (the script's and the breaker's) times 1/100.
+/// `--compressed`: every duration (the script's, the breaker's and the bulkhead's) times 1/100,
+/// and the bulkhead's limit with them (see [`load_registry`]).
 pub(crate) const COMPRESSED_SCALE: f64 = 0.01;
 
 /// Why the configuration could not be set up.
@@ -53,11 +54,16 @@ impl fmt::Display for SetupError {
     }
 }
 
-/// The registry for the game day: `credit_bureau_cb` from the TOML file, with every duration
-/// multiplied by `scale`.
+/// The registry for the game day: the breaker and the bulkhead `credit_bureau_cb` from the TOML
+/// file, with every duration multiplied by `scale`, and the bulkhead's `max-concurrent-calls`
+/// too, rounded up.
 ///
 /// One file, scaled in code, rather than a second "compressed" file: the two runs then differ
-/// only in time, never in a threshold someone forgot to copy.
+/// only in time, never in a threshold someone forgot to copy. The bulkhead's limit scales with
+/// time because it is sized by Little's law (docs/CREDIT_BUREAU.md §1): calls in flight are the
+/// rate times the bureau's latency, and a compressed run keeps the rate and divides the
+/// latency by 100 (120 places become 2). The worker pool is not scaled: it is the loan
+/// service's, and its numbers mean something only in real time (docs/GAME_DAY.md).
 pub(crate) fn load_registry(path: &Path, scale: f64) -> Result<Registry, SetupError> {
     let mut builder = Registry::builder();
     for kind in loan::error_kinds() {
@@ -75,7 +81,18 @@ pub(crate) fn load_registry(path: &Path, scale: f64) -> Result<Registry, SetupEr
         .timeout_duration(config.timeout_duration().map(|d| d.mul_f64(scale)))
         .build()
         .map_err(SetupError::Config)?;
-    Ok(Registry::builder().instance(BREAKER, scaled).build())
+    let bulkhead = file.bulkhead_config_for(BULKHEAD);
+    let places = (f64::from(bulkhead.max_concurrent_calls()) * scale).ceil();
+    let scaled_bulkhead = bulkhead
+        .to_builder()
+        .max_concurrent_calls(places.clamp(1.0, f64::from(u32::MAX)) as u32)
+        .max_wait_duration(bulkhead.max_wait_duration().mul_f64(scale))
+        .build()
+        .map_err(SetupError::Config)?;
+    Ok(Registry::builder()
+        .instance(BREAKER, scaled)
+        .bulkhead_instance(BULKHEAD, scaled_bulkhead)
+        .build())
 }
 
 /// How to run the game day.
@@ -87,6 +104,8 @@ pub(crate) struct Options {
     pub(crate) rate: u32,
     /// The worker pool (docs/CREDIT_BUREAU.md: 200).
     pub(crate) workers: usize,
+    /// Whether the bureau's calls go through the bulkhead (`--no-bulkhead`: not).
+    pub(crate) bulkhead: bool,
     /// The manual-review queue file.
     pub(crate) queue_path: PathBuf,
 }
@@ -104,6 +123,17 @@ pub(crate) struct Transition {
     pub(crate) sockets_opened: u64,
 }
 
+/// The bulkhead a run's calls went through, as configured (scaled).
+#[derive(Clone, Debug)]
+pub(crate) struct BulkheadSetting {
+    /// Its name.
+    pub(crate) name: String,
+    /// `max-concurrent-calls`: the most calls to the bureau under way at once.
+    pub(crate) max_concurrent_calls: u32,
+    /// `max-wait-duration`: how long a call waits for a place before it is refused.
+    pub(crate) max_wait_duration: Duration,
+}
+
 /// What the game day measured.
 #[derive(Clone, Debug)]
 pub(crate) struct Report {
@@ -115,6 +145,8 @@ pub(crate) struct Report {
     pub(crate) rate: u32,
     /// The worker pool's size.
     pub(crate) workers: usize,
+    /// The bulkhead the calls went through, if any.
+    pub(crate) bulkhead: Option<BulkheadSetting>,
     /// When the run started, on the wall clock (for the picture's title).
     pub(crate) started: SystemTime,
     /// How long the run took, on its own clock: until the last application was answered.
@@ -139,12 +171,15 @@ pub(crate) struct Report {
     pub(crate) shed_answered: u64,
     /// Handler tasks that panicked or never finished.
     pub(crate) crashed: u64,
-    /// Fallbacks by cause: refused by the breaker, timed out, failed.
-    pub(crate) fallback_causes: (u64, u64, u64),
+    /// Fallbacks by cause (indexed in the order of [`FallbackCause::ALL`]).
+    pub(crate) fallbacks: [u64; FallbackCause::ALL.len()],
     /// Timed-out calls whose request was still under way when their fallback ran.
     pub(crate) timeouts_outlived: u64,
     /// The most workers ever busy at once.
     pub(crate) max_busy_workers: usize,
+    /// The most requests to the bureau ever under way at once: the most workers the bureau
+    /// held.
+    pub(crate) max_bureau_held: usize,
     /// The state transitions.
     pub(crate) transitions: Vec<Transition>,
     /// Total time spent OPEN.
@@ -200,6 +235,19 @@ impl Report {
             .any(|t| t.from == State::HalfOpen && t.to == State::Closed)
     }
 
+    /// The fallbacks for `cause`.
+    pub(crate) fn fallback(&self, cause: FallbackCause) -> u64 {
+        self.fallbacks[cause as usize]
+    }
+
+    /// When the breaker first went from CLOSED to OPEN, since the start.
+    pub(crate) fn first_open(&self) -> Option<Duration> {
+        self.transitions
+            .iter()
+            .find(|t| t.from == State::Closed && t.to == State::Open)
+            .map(|t| t.at)
+    }
+
     /// Whether the breaker opened before the brownout (that is, because of the 4xx burst).
     pub(crate) fn opened_before_brownout(&self) -> bool {
         self.transitions
@@ -248,6 +296,16 @@ impl fmt::Display for Report {
             write!(f, " {name} {:.0} ms;", length.as_secs_f64() * 1000.0)?;
         }
         writeln!(f)?;
+        match &self.bulkhead {
+            Some(b) => writeln!(
+                f,
+                "bulkhead:                 {}, max-concurrent-calls {}, max-wait-duration {:.0} ms",
+                b.name,
+                b.max_concurrent_calls,
+                b.max_wait_duration.as_secs_f64() * 1000.0
+            )?,
+            None => writeln!(f, "bulkhead:                 none (--no-bulkhead)")?,
+        }
         writeln!(f, "applications sent:        {}", self.requests)?;
         writeln!(f, "  bureau answer (200):    {}", self.bureau_answers)?;
         writeln!(f, "  cached fallback (200):  {}", self.cached)?;
@@ -260,11 +318,12 @@ impl fmt::Display for Report {
             self.workers_exhausted, self.shed_answered
         )?;
         writeln!(f, "  handler crashed:        {}", self.crashed)?;
-        let (rejected, timed_out, failed) = self.fallback_causes;
-        writeln!(
-            f,
-            "fallback causes:          refused by OPEN/HALF_OPEN {rejected}, timed out {timed_out}, 5xx/socket error {failed}"
-        )?;
+        write!(f, "fallback causes:         ")?;
+        for (i, cause) in FallbackCause::ALL.iter().enumerate() {
+            let separator = if i == 0 { "" } else { "," };
+            write!(f, "{separator} {} {}", cause.label(), self.fallback(*cause))?;
+        }
+        writeln!(f)?;
         writeln!(
             f,
             "timed out, request still running at the fallback: {}",
@@ -279,6 +338,20 @@ impl fmt::Display for Report {
                 t.from,
                 t.to
             )?;
+        }
+        match self.first_open() {
+            Some(at) if at >= self.brownout_start => writeln!(
+                f,
+                "breaker first opened:     {}, {} after the brownout started",
+                Scaled(at, self.scale),
+                Scaled(at - self.brownout_start, self.scale)
+            )?,
+            Some(at) => writeln!(
+                f,
+                "breaker first opened:     {}, before the brownout",
+                Scaled(at, self.scale)
+            )?,
+            None => writeln!(f, "breaker first opened:     never")?,
         }
         writeln!(
             f,
@@ -295,8 +368,17 @@ impl fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "max workers busy:         {} of the pool",
-            self.max_busy_workers
+            "max workers busy:         {} of the pool of {}",
+            self.max_busy_workers, self.workers
+        )?;
+        let limit = self.bulkhead.as_ref().map_or_else(
+            || "no bulkhead".to_owned(),
+            |b| format!("the bulkhead allows {}", b.max_concurrent_calls),
+        );
+        writeln!(
+            f,
+            "max held by the bureau:   {} workers at once ({limit})",
+            self.max_bureau_held
         )?;
         writeln!(
             f,
@@ -507,15 +589,17 @@ pub(crate) struct Bucket {
     /// How the applications sent in this bucket were answered, by [`Outcome`] (indexed in the
     /// order of [`Outcome::ALL`]); they add up to `sent` once the run is over.
     pub(crate) answers: [u32; Outcome::ALL.len()],
-    /// Calls the breaker refused in this bucket (its `NotPermitted` events).
-    pub(crate) refused: u32,
-    /// Calls the breaker recorded as failures that took the whole `timeout-duration`: the ones
-    /// it cancelled (a cancelled call counts as a failure that took at least the timeout).
-    pub(crate) timed_out: u32,
-    /// The other recorded failures: 5xx answers and socket errors.
-    pub(crate) failed: u32,
+    /// Fallbacks that started in this bucket, by cause (indexed in the order of
+    /// [`FallbackCause::ALL`]): the moment the breaker refused, the bulkhead refused, the
+    /// timeout cancelled or the call failed.
+    pub(crate) fallbacks: [u32; FallbackCause::ALL.len()],
     /// Applications sent in this bucket that found no free worker.
     pub(crate) no_worker: u32,
+    /// The most workers busy at once in this bucket, as seen when each application arrived.
+    pub(crate) most_busy: u32,
+    /// The most requests to the bureau under way at once in this bucket (workers the bureau
+    /// held), as seen when each application arrived.
+    pub(crate) most_held: u32,
     /// Time from receiving to answering, of the applications sent in this bucket.
     pub(crate) latency: Histogram,
 }
@@ -525,24 +609,27 @@ impl Bucket {
         Bucket {
             sent: 0,
             answers: [0; Outcome::ALL.len()],
-            refused: 0,
-            timed_out: 0,
-            failed: 0,
+            fallbacks: [0; FallbackCause::ALL.len()],
             no_worker: 0,
+            most_busy: 0,
+            most_held: 0,
             latency: Histogram::new(),
         }
     }
 
-    /// Adds `other`'s counts to these (a column of the picture is several buckets).
+    /// Adds `other`'s counts to these, and keeps the larger of the two maxima (a column of
+    /// the picture is several buckets).
     pub(crate) fn add(&mut self, other: &Bucket) {
         self.sent = self.sent.saturating_add(other.sent);
         for (sum, n) in self.answers.iter_mut().zip(other.answers) {
             *sum = sum.saturating_add(n);
         }
-        self.refused = self.refused.saturating_add(other.refused);
-        self.timed_out = self.timed_out.saturating_add(other.timed_out);
-        self.failed = self.failed.saturating_add(other.failed);
+        for (sum, n) in self.fallbacks.iter_mut().zip(other.fallbacks) {
+            *sum = sum.saturating_add(n);
+        }
         self.no_worker = self.no_worker.saturating_add(other.no_worker);
+        self.most_busy = self.most_busy.max(other.most_busy);
+        self.most_held = self.most_held.max(other.most_held);
         self.latency.merge(&other.latency);
     }
 }
@@ -649,6 +736,9 @@ enum Answer {
 /// Runs the game day on the global registry (which must hold `credit_bureau_cb`).
 pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let breaker = Registry::global().breaker(BREAKER);
+    let bulkhead = options
+        .bulkhead
+        .then(|| Registry::global().bulkhead(BULKHEAD));
     let timeout = breaker
         .config()
         .timeout_duration()
@@ -665,11 +755,20 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let started = SystemTime::now();
     let start = Instant::now();
     let bureau = Bureau::start(script.clone(), start).await?;
-    let check = Arc::new(CreditCheck::new(
-        bureau.addr(),
-        timeout,
-        ReviewQueue::open(&options.queue_path)?,
-    )?);
+    let fallback_timeline = timeline.clone();
+    let check = Arc::new(
+        CreditCheck::new(
+            bureau.addr(),
+            timeout,
+            ReviewQueue::open(&options.queue_path)?,
+        )?
+        .with_bulkhead(options.bulkhead)
+        // Each fallback in the bucket it started in: when the breaker or the bulkhead refused
+        // the call, the timeout cancelled it or it failed.
+        .on_fallback(move |cause| {
+            lock(&fallback_timeline).at(start.elapsed()).fallbacks[cause as usize] += 1;
+        }),
+    );
 
     // Returning applicants: 60 with a score younger than 30 days, 40 with an older one.
     for n in 0..100u64 {
@@ -688,19 +787,9 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let slow_threshold = breaker.config().slow_call_duration_threshold();
     let subscription = {
         let (transitions, ignored, check) = (transitions.clone(), ignored.clone(), check.clone());
-        let (slow, timeline) = (slow.clone(), timeline.clone());
+        let slow = slow.clone();
         breaker.subscribe(move |event| {
             let at = start.elapsed();
-            // Refusals and recorded failures, in the bucket they happened in (listeners run
-            // on the calling task, as the call ends).
-            match event.kind() {
-                EventKind::NotPermitted => lock(&timeline).at(at).refused += 1,
-                EventKind::Error { elapsed } if elapsed >= timeout => {
-                    lock(&timeline).at(at).timed_out += 1;
-                }
-                EventKind::Error { .. } => lock(&timeline).at(at).failed += 1,
-                _ => {}
-            }
             match event.kind() {
                 EventKind::StateTransition { from, to } => lock(&transitions).push(Transition {
                     at,
@@ -754,13 +843,29 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
             tax_id,
             received: Instant::now(),
         };
-        lock(&timeline).at(elapsed).sent += 1;
+        let worker = workers.clone().try_acquire_owned();
+        let now_busy = match worker {
+            Ok(_) => busy.fetch_add(1, Ordering::SeqCst) + 1,
+            Err(_) => busy.load(Ordering::SeqCst),
+        };
+        max_busy.fetch_max(now_busy, Ordering::SeqCst);
+        {
+            // The workers busy, and those the bureau holds, as this application arrives.
+            let held = lock(&check.stats().in_flight).len();
+            let mut timeline = lock(&timeline);
+            let bucket = timeline.at(elapsed);
+            bucket.sent += 1;
+            bucket.most_busy = bucket.most_busy.max(now_busy as u32);
+            bucket.most_held = bucket.most_held.max(held as u32);
+            if worker.is_err() {
+                bucket.no_worker += 1;
+            }
+        }
         let answering = Answering::new(&timeline, elapsed, app.received);
-        let Ok(worker) = workers.clone().try_acquire_owned() else {
+        let Ok(worker) = worker else {
             // No free worker: no application is discarded (docs/CREDIT_BUREAU.md §6), so it
             // takes the fallback at once (cache or durable queue) without holding a worker.
             exhausted += 1;
-            lock(&timeline).at(elapsed).no_worker += 1;
             let check = check.clone();
             handlers.spawn(async move {
                 let decision = check.shed(&app).await;
@@ -769,11 +874,9 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
             });
             continue;
         };
-        let now_busy = busy.fetch_add(1, Ordering::SeqCst) + 1;
-        max_busy.fetch_max(now_busy, Ordering::SeqCst);
         let (check, busy) = (check.clone(), busy.clone());
         handlers.spawn(async move {
-            let answer = match check.credit_report(&app).await {
+            let answer = match check.check(&app).await {
                 Ok(decision) => {
                     answering.answered(Outcome::of(&decision));
                     Answer::Decided(decision)
@@ -845,6 +948,14 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         scale: options.scale,
         rate: options.rate,
         workers: options.workers,
+        bulkhead: bulkhead.map(|bulkhead| {
+            let config = bulkhead.config();
+            BulkheadSetting {
+                name: bulkhead.name().to_owned(),
+                max_concurrent_calls: config.max_concurrent_calls(),
+                max_wait_duration: config.max_wait_duration(),
+            }
+        }),
         started,
         ended: end,
         phases: script.phases.iter().map(|p| (p.name, p.length)).collect(),
@@ -857,13 +968,10 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         workers_exhausted: exhausted,
         shed_answered,
         crashed,
-        fallback_causes: (
-            stats.rejected.load(Ordering::SeqCst),
-            stats.timed_out.load(Ordering::SeqCst),
-            stats.failed.load(Ordering::SeqCst),
-        ),
+        fallbacks: FallbackCause::ALL.map(|cause| stats.fallbacks(cause)),
         timeouts_outlived: stats.outlived_timeout.load(Ordering::SeqCst),
         max_busy_workers: max_busy.load(Ordering::SeqCst),
+        max_bureau_held: stats.most_in_flight.load(Ordering::SeqCst),
         transitions,
         time_open,
         fail_fast,

@@ -1,16 +1,17 @@
-//! The loan service's side: the bureau client behind `#[circuit_breaker]`, the contract's fallback
-//! (a recent cached score, else the durable manual-review queue) and the score cache.
+//! The loan service's side: the bureau client behind `#[circuit_breaker]` and `#[bulkhead]`, the
+//! contract's fallback (a recent cached score, else the durable manual-review queue) and the
+//! score cache.
 
 use std::collections::{HashMap, HashSet};
 use std::error::Error as _;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use breaker::{circuit_breaker, CallError, ErrorKind, Registry};
+use breaker::{bulkhead, circuit_breaker, CallError, ErrorKind, Registry};
 use reqwest::header::ACCEPT;
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
@@ -19,6 +20,10 @@ use super::queue::ReviewQueue;
 
 /// The breaker's name, in the attribute and in examples/credit_bureau.toml.
 pub(crate) const BREAKER: &str = "credit_bureau_cb";
+
+/// The bulkhead's name, in the attribute and in examples/credit_bureau.toml: the breaker's, as
+/// a Spring service names one backend alike in every Resilience4j module.
+pub(crate) const BULKHEAD: &str = "credit_bureau_cb";
 
 /// A cached score is used only if it is younger than this (docs/CREDIT_BUREAU.md §6: < 30 days).
 pub(crate) const CACHE_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
@@ -140,28 +145,68 @@ impl ScoreCache {
     }
 }
 
+/// Why the fallback answered an application instead of the bureau.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FallbackCause {
+    /// The breaker refused the call (OPEN, or HALF_OPEN with its trials under way).
+    Refused,
+    /// The bulkhead refused the call: as many calls to the bureau were under way as it allows.
+    BulkheadFull,
+    /// `timeout-duration` cancelled the call.
+    TimedOut,
+    /// The call failed: a 5xx, a socket or a protocol error.
+    Failed,
+}
+
+impl FallbackCause {
+    /// Every cause, in the order the report prints them (and the picture draws them).
+    pub(crate) const ALL: [FallbackCause; 4] = [
+        FallbackCause::Refused,
+        FallbackCause::BulkheadFull,
+        FallbackCause::TimedOut,
+        FallbackCause::Failed,
+    ];
+
+    /// The report's name for it.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            FallbackCause::Refused => "refused by OPEN/HALF_OPEN",
+            FallbackCause::BulkheadFull => "bulkhead full",
+            FallbackCause::TimedOut => "timed out",
+            FallbackCause::Failed => "5xx/socket error",
+        }
+    }
+}
+
 /// Counters the report and the game-day test read.
 #[derive(Debug, Default)]
 pub(crate) struct ClientStats {
     /// Calls that went on to reach for a socket to the bureau (a new connection or one from
     /// reqwest's pool), counted before the request is built.
     pub(crate) sockets_opened: AtomicU64,
-    /// Fallbacks for a call the breaker refused.
-    pub(crate) rejected: AtomicU64,
-    /// Fallbacks for a call cancelled by `timeout-duration`.
-    pub(crate) timed_out: AtomicU64,
-    /// Of those, the ones whose request to the bureau was still under way when their fallback
-    /// ran: a request that outlived its cancellation (a thread or task left waiting on a dead
-    /// bureau). The breaker drops the call's future before the fallback, so this stays 0.
+    /// Fallbacks, by cause (indexed in the order of [`FallbackCause::ALL`]).
+    pub(crate) fallbacks: [AtomicU64; FallbackCause::ALL.len()],
+    /// Of the fallbacks for a call cancelled by `timeout-duration`, the ones whose request to
+    /// the bureau was still under way when their fallback ran: a request that outlived its
+    /// cancellation (a thread or task left waiting on a dead bureau). The breaker drops the
+    /// call's future before the fallback, so this stays 0.
     pub(crate) outlived_timeout: AtomicU64,
     /// The applications whose request to the bureau is under way (see [`InFlight`]).
     pub(crate) in_flight: Mutex<HashSet<String>>,
-    /// Fallbacks for a call that failed (5xx, socket errors).
-    pub(crate) failed: AtomicU64,
+    /// The most requests to the bureau ever under way at once: the most workers the bureau
+    /// held (each request holds the worker that waits for it).
+    pub(crate) most_in_flight: AtomicUsize,
     /// Time from receiving an application to its fallback starting, for refused calls.
     pub(crate) fail_fast: Mutex<Vec<Duration>>,
     /// The ids of the applications answered 202 (the queue file must hold exactly these).
     pub(crate) queued_ids: Mutex<Vec<String>>,
+}
+
+impl ClientStats {
+    /// The fallbacks for `cause` so far.
+    pub(crate) fn fallbacks(&self, cause: FallbackCause) -> u64 {
+        self.fallbacks[cause as usize].load(Ordering::SeqCst)
+    }
 }
 
 /// The bureau's answer to `GET /v2/credit-reports/{tax_id}` (200).
@@ -171,15 +216,20 @@ struct CreditReport {
     score: u32,
 }
 
+/// What hears of each fallback as it starts (the game day's timeline).
+type FallbackListener = Box<dyn Fn(FallbackCause) + Send + Sync>;
+
 /// The loan service's credit check: the protected call of docs/CREDIT_BUREAU.md §1.
-#[derive(Debug)]
 pub(crate) struct CreditCheck {
     http: reqwest::Client,
     /// `http://{bureau}/v2/credit-reports`; each call appends the tax id as a path segment.
     reports: Url,
+    /// Whether the calls go through the bulkhead as well as the breaker.
+    bulkhead: bool,
     cache: ScoreCache,
     queue: Arc<ReviewQueue>,
     stats: ClientStats,
+    on_fallback: Option<FallbackListener>,
 }
 
 impl CreditCheck {
@@ -205,10 +255,28 @@ impl CreditCheck {
         Ok(CreditCheck {
             http,
             reports,
+            bulkhead: true,
             cache: ScoreCache::default(),
             queue: Arc::new(queue),
             stats: ClientStats::default(),
+            on_fallback: None,
         })
+    }
+
+    /// Whether [`Self::check`] goes through the bulkhead (`true` unless this says otherwise):
+    /// `false` for the game day's run without one (`--no-bulkhead`).
+    pub(crate) fn with_bulkhead(mut self, bulkhead: bool) -> Self {
+        self.bulkhead = bulkhead;
+        self
+    }
+
+    /// Calls `listener` with the cause of every fallback, as it starts.
+    pub(crate) fn on_fallback(
+        mut self,
+        listener: impl Fn(FallbackCause) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_fallback = Some(Box::new(listener));
+        self
     }
 
     /// The score cache (to seed it).
@@ -226,16 +294,49 @@ impl CreditCheck {
         &self.queue
     }
 
-    /// `GET /v2/credit-reports/{tax_id}`, protected by the breaker. A 4xx comes back as
+    /// The credit check of one application, through the breaker and (unless
+    /// [`Self::with_bulkhead`] said otherwise) the bulkhead. A 4xx comes back as
     /// `Err(BureauError::Status(4xx))` (ignored by the breaker); everything else that is not a
     /// bureau answer becomes a cached score or a queued application in [`Self::degrade`].
+    pub(crate) async fn check(&self, app: &Application) -> Result<Decision, BureauError> {
+        if self.bulkhead {
+            self.credit_report(app).await
+        } else {
+            self.credit_report_without_bulkhead(app).await
+        }
+    }
+
+    /// `GET /v2/credit-reports/{tax_id}` through the breaker and, inside it, the bulkhead
+    /// (Spring's order whatever the order written): a call the breaker refuses never takes a
+    /// place in the bulkhead, the breaker's `timeout-duration` covers the call, and a call the
+    /// bulkhead refuses is a failure the breaker records, answered by the fallback.
     #[circuit_breaker(
         name = "credit_bureau_cb",
         fallback = "degrade",
         record = recorded_by_config,
         ignore = ignored_by_config
     )]
-    pub(crate) async fn credit_report(&self, app: &Application) -> Result<Decision, BureauError> {
+    #[bulkhead(name = "credit_bureau_cb")]
+    async fn credit_report(&self, app: &Application) -> Result<Decision, BureauError> {
+        self.ask_bureau(app).await
+    }
+
+    /// The same call through the breaker alone: the game day without a bulkhead.
+    #[circuit_breaker(
+        name = "credit_bureau_cb",
+        fallback = "degrade",
+        record = recorded_by_config,
+        ignore = ignored_by_config
+    )]
+    async fn credit_report_without_bulkhead(
+        &self,
+        app: &Application,
+    ) -> Result<Decision, BureauError> {
+        self.ask_bureau(app).await
+    }
+
+    /// The protected call's body: the bureau's score, cached for later fallbacks.
+    async fn ask_bureau(&self, app: &Application) -> Result<Decision, BureauError> {
         // Counted here, inside the permitted call, before any socket is used: the game day
         // checks that this never moves while the breaker is OPEN (docs/CREDIT_BUREAU.md §1).
         self.stats.sockets_opened.fetch_add(1, Ordering::SeqCst);
@@ -249,7 +350,7 @@ impl CreditCheck {
     /// `GET /v2/credit-reports/{tax_id}`, unprotected: the score on 200, the status otherwise,
     /// and a [`BureauError::Protocol`] naming what was wrong with a 200 that is not a report.
     pub(crate) async fn get_report(&self, app: &Application) -> Result<u32, BureauError> {
-        let _in_flight = InFlight::enter(&self.stats.in_flight, &app.id);
+        let _in_flight = InFlight::enter(&self.stats, &app.id);
         let tax_id = app.tax_id.as_str();
         let mut url = self.reports.clone();
         url.path_segments_mut()
@@ -284,30 +385,33 @@ impl CreditCheck {
     }
 
     /// The contract's fallback (docs/CREDIT_BUREAU.md §6): a 4xx goes back to the applicant as
-    /// it is; any other failure, timeout or refusal answers with a cached score younger than 30
-    /// days, else queues the application durably and answers "202 pending manual review".
+    /// it is; any other failure, timeout or refusal (the breaker's or the bulkhead's) answers
+    /// with a cached score younger than 30 days, else queues the application durably and
+    /// answers "202 pending manual review".
     async fn degrade(
         &self,
         app: &Application,
         err: CallError<BureauError>,
     ) -> Result<Decision, BureauError> {
-        match err {
+        let cause = match err {
             CallError::Inner(e @ BureauError::Status(400..=499)) => return Err(e),
             CallError::Rejected(_) => {
-                let waited = app.received.elapsed();
-                self.stats.rejected.fetch_add(1, Ordering::SeqCst);
-                lock(&self.stats.fail_fast).push(waited);
+                lock(&self.stats.fail_fast).push(app.received.elapsed());
+                FallbackCause::Refused
             }
+            CallError::BulkheadFull(_) => FallbackCause::BulkheadFull,
             CallError::TimedOut(_) => {
-                self.stats.timed_out.fetch_add(1, Ordering::SeqCst);
                 if lock(&self.stats.in_flight).contains(&app.id) {
                     self.stats.outlived_timeout.fetch_add(1, Ordering::SeqCst);
                 }
+                FallbackCause::TimedOut
             }
             // A failed call, or any way of ending a later version adds.
-            _ => {
-                self.stats.failed.fetch_add(1, Ordering::SeqCst);
-            }
+            _ => FallbackCause::Failed,
+        };
+        self.stats.fallbacks[cause as usize].fetch_add(1, Ordering::SeqCst);
+        if let Some(listener) = &self.on_fallback {
+            listener(cause);
         }
         Ok(self.cached_or_queued(app).await)
     }
@@ -352,8 +456,15 @@ struct InFlight<'a> {
 }
 
 impl<'a> InFlight<'a> {
-    fn enter(ids: &'a Mutex<HashSet<String>>, id: &'a str) -> Self {
-        lock(ids).insert(id.to_owned());
+    /// Marks `id`'s request as under way in `stats`, and counts it towards the most at once.
+    fn enter(stats: &'a ClientStats, id: &'a str) -> Self {
+        let ids = &stats.in_flight;
+        let under_way = {
+            let mut ids = lock(ids);
+            ids.insert(id.to_owned());
+            ids.len()
+        };
+        stats.most_in_flight.fetch_max(under_way, Ordering::SeqCst);
         InFlight { ids, id }
     }
 }

@@ -1,13 +1,15 @@
 //! The staging game day (docs/GAME_DAY.md): the loan service calls a simulated credit bureau
 //! (an axum server on 127.0.0.1, asked through reqwest, JSON both ways) through
-//! `#[circuit_breaker(name = "credit_bureau_cb")]`, at 220 applications a second over 200
-//! workers, while the bureau goes healthy -> a burst of bad tax ids (4xx) -> a 15 s brownout ->
-//! 5xx errors -> recovery. The fallback answers from a cached score younger than 30 days, or
+//! `#[circuit_breaker(name = "credit_bureau_cb")]` and, inside it,
+//! `#[bulkhead(name = "credit_bureau_cb")]`, at 220 applications a second over 200 workers,
+//! while the bureau goes healthy -> a burst of bad tax ids (4xx) -> a 15 s brownout -> 5xx
+//! errors -> recovery. The fallback answers from a cached score younger than 30 days, or
 //! queues the application durably and answers 202.
 //!
 //! ```text
 //! cargo run --example credit_bureau -- --compressed   # every duration / 100: about 3 s
 //! cargo run --example credit_bureau                   # real time: 260 s
+//! cargo run --example credit_bureau -- --no-bulkhead  # the same day, breaker alone
 //! ```
 //!
 //! The configuration is examples/credit_bureau.toml (`--config PATH` for another file); the
@@ -37,10 +39,12 @@ fn main() {
     let mut queue = None;
     let mut html = PathBuf::from(game::picture::DEFAULT_FILE);
     let mut rate = 220;
+    let mut bulkhead = true;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--compressed" => compressed = true,
+            "--no-bulkhead" => bulkhead = false,
             "--rate" => match args.next().and_then(|v| v.parse::<u32>().ok()) {
                 Some(r) if r > 0 => rate = r,
                 _ => {
@@ -60,7 +64,7 @@ fn main() {
                 }
             }
             other => {
-                eprintln!("unknown argument `{other}`; expected --compressed, --rate N, --config PATH, --queue PATH, --html PATH");
+                eprintln!("unknown argument `{other}`; expected --compressed, --no-bulkhead, --rate N, --config PATH, --queue PATH, --html PATH");
                 exit(2);
             }
         }
@@ -94,6 +98,7 @@ fn main() {
         scale,
         rate,
         workers: 200,
+        bulkhead,
         queue_path: queue_path.clone(),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

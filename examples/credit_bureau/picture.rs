@@ -2,7 +2,8 @@
 //! timeline (no script, no external stylesheet or font, so it opens offline). Top to bottom,
 //! on one time axis: the script's phases with the brownout shaded, the breaker's state bands,
 //! the applications per second stacked by how they were answered with the fallback's causes as
-//! lines over them, and the p50 and p99 latency on a log axis of its own. Hovering a column
+//! lines over them, the workers busy and those the bureau held against the pool and the
+//! bulkhead's limit, and the p50 and p99 latency on a log axis of its own. Hovering a column
 //! shows its numbers (SVG `<title>`s, which browsers show as tooltips).
 //!
 //! Plain string building: every text that goes into the file (the breaker's name, the phase
@@ -17,6 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use breaker::State;
 
+use super::loan::FallbackCause;
 use super::{Bucket, Histogram, Outcome, Report};
 
 /// The file's name when `--html` is not given.
@@ -24,7 +26,7 @@ pub(crate) const DEFAULT_FILE: &str = "credit_bureau_report.html";
 
 // The drawing's size and layout, in SVG user units (pixels at 100 % zoom).
 const WIDTH: f64 = 1360.0;
-const HEIGHT: f64 = 866.0;
+const HEIGHT: f64 = 958.0;
 /// The plot's left and right edges; the legend is to the right of it.
 const LEFT: f64 = 100.0;
 const RIGHT: f64 = 1060.0;
@@ -36,10 +38,13 @@ const BANDS_TOP: f64 = 112.0;
 const BANDS_BOTTOM: f64 = 144.0;
 /// Applications per second.
 const RATE_TOP: f64 = 168.0;
-const RATE_BOTTOM: f64 = 478.0;
+const RATE_BOTTOM: f64 = 458.0;
+/// Workers busy and held by the bureau.
+const WORKERS_TOP: f64 = 490.0;
+const WORKERS_BOTTOM: f64 = 610.0;
 /// Latency.
-const LATENCY_TOP: f64 = 514.0;
-const LATENCY_BOTTOM: f64 = 754.0;
+const LATENCY_TOP: f64 = 646.0;
+const LATENCY_BOTTOM: f64 = 846.0;
 
 const FONT: &str = "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif";
 
@@ -118,24 +123,36 @@ type Cause = (
     &'static str,
 );
 
-const CAUSES: [Cause; 4] = [
+/// The count of one [`FallbackCause`] in a column.
+fn fallbacks(c: &Column, cause: FallbackCause) -> u64 {
+    u64::from(c.counts.fallbacks[cause as usize])
+}
+
+const CAUSES: [Cause; 5] = [
     (
         "refused by OPEN/HALF_OPEN",
-        |c| u64::from(c.counts.refused),
+        |c| fallbacks(c, FallbackCause::Refused),
         "#b71c1c",
         "none",
         "refused",
     ),
     (
+        "bulkhead full",
+        |c| fallbacks(c, FallbackCause::BulkheadFull),
+        "#1a237e",
+        "none",
+        "bulkhead-full",
+    ),
+    (
         "timed out",
-        |c| u64::from(c.counts.timed_out),
+        |c| fallbacks(c, FallbackCause::TimedOut),
         "#ef6c00",
         "none",
         "timed-out",
     ),
     (
         "5xx/socket error",
-        |c| u64::from(c.counts.failed),
+        |c| fallbacks(c, FallbackCause::Failed),
         "#5d4037",
         "7 3",
         "failed",
@@ -148,6 +165,11 @@ const CAUSES: [Cause; 4] = [
         "no-worker",
     ),
 ];
+
+const BUSY_COLOUR: &str = "#455a64";
+const HELD_COLOUR: &str = "#d81b60";
+const POOL_COLOUR: &str = "#212121";
+const BULKHEAD_COLOUR: &str = "#1a237e";
 
 fn outcome_colour(outcome: Outcome) -> &'static str {
     match outcome {
@@ -226,7 +248,7 @@ fn svg(report: &Report) -> String {
     // The buckets to draw: the whole run, and any bucket with something in it.
     let last_used = buckets
         .iter()
-        .rposition(|b| b.sent > 0 || b.refused + b.timed_out + b.failed > 0)
+        .rposition(|b| b.sent > 0 || b.fallbacks.iter().any(|&n| n > 0))
         .map_or(0, |i| i + 1);
     let span = script.max(report.ended);
     let needed = (span.as_secs_f64() / width.as_secs_f64()).ceil() as usize;
@@ -263,6 +285,7 @@ fn svg(report: &Report) -> String {
     phases(&mut out, report, &frame);
     let in_state = bands(&mut out, report, &frame);
     rates(&mut out, &columns, &frame);
+    workers(&mut out, report, &columns, &frame);
     latencies(&mut out, report, &columns, &frame);
     time_axis(&mut out, &frame);
     legend(&mut out, report, &columns, &in_state);
@@ -300,18 +323,28 @@ fn mode(report: &Report) -> String {
 
 /// The title, the run's parameters and how to read the columns.
 fn title(out: &mut String, report: &Report, frame: &Frame, per: usize) {
-    let heading = format!(
-        "Credit bureau game day: breaker {} through a brownout",
-        report.breaker_name
-    );
+    let heading = match &report.bulkhead {
+        Some(bulkhead) => format!(
+            "Credit bureau game day: breaker {} and bulkhead {} through a brownout",
+            report.breaker_name, bulkhead.name
+        ),
+        None => format!(
+            "Credit bureau game day: breaker {} through a brownout, no bulkhead",
+            report.breaker_name
+        ),
+    };
     let _ = writeln!(
         out,
         "<text id=\"picture-title\" x=\"{LEFT}\" y=\"30\" font-size=\"20\" font-weight=\"bold\">{}</text>",
         escape(&heading)
     );
     let lost = report.lost();
+    let bulkhead = report.bulkhead.as_ref().map_or_else(
+        || "no bulkhead".to_owned(),
+        |b| format!("bulkhead of {}", b.max_concurrent_calls),
+    );
     let parameters = format!(
-        "{} \u{b7} started {} \u{b7} {} applications/s \u{b7} {} workers \u{b7} {} applications, {} lost \u{b7} final state {}",
+        "{} \u{b7} started {} \u{b7} {} applications/s \u{b7} {} workers \u{b7} {bulkhead} \u{b7} {} applications, {} lost \u{b7} final state {}",
         mode(report),
         utc(report.started),
         report.rate,
@@ -338,8 +371,8 @@ fn title(out: &mut String, report: &Report, frame: &Frame, per: usize) {
     };
     let notes = [
         format!("{column}; rates are per second of the run's clock."),
-        "Answers are counted in the column the application arrived in; refusals, timeouts and \
-         failures in the column the breaker saw them in."
+        "Answers are counted in the column the application arrived in; the fallback's causes in \
+         the column the fallback started in; workers as each application arrived."
             .to_owned(),
         "Latency: from the loan service receiving an application to its answer (bureau, cache, \
          queue or 4xx). Hover a column for its numbers."
@@ -568,10 +601,14 @@ fn rates(out: &mut String, columns: &[Column], frame: &Frame) {
         for cause in &CAUSES {
             let _ = write!(out, " data-{}=\"{}\"", cause.4, (cause.1)(c));
         }
-        out.push('>');
+        let _ = write!(
+            out,
+            " data-most-busy=\"{}\" data-most-held=\"{}\">",
+            c.counts.most_busy, c.counts.most_held
+        );
         let _ = write!(out, "<title>{}</title>", escape(&tooltip(c, frame.unit)));
-        // An invisible rect the height of both panels, so the tooltip shows anywhere in the
-        // column.
+        // An invisible rect the height of the three panels, so the tooltip shows anywhere in
+        // the column.
         let _ = write!(
             out,
             "<rect x=\"{x0:.2}\" y=\"{RATE_TOP}\" width=\"{:.2}\" height=\"{}\" fill=\"#000000\" \
@@ -622,6 +659,84 @@ fn rates(out: &mut String, columns: &[Column], frame: &Frame) {
         out,
         "<line x1=\"{LEFT}\" y1=\"{RATE_BOTTOM}\" x2=\"{RIGHT}\" y2=\"{RATE_BOTTOM}\" stroke=\"#424242\"/>\
          <line x1=\"{LEFT}\" y1=\"{RATE_TOP}\" x2=\"{LEFT}\" y2=\"{RATE_BOTTOM}\" stroke=\"#424242\"/>"
+    );
+}
+
+/// The workers: per column, the most busy at once and the most held by requests to the bureau,
+/// on a scale up to the pool, with the pool's size and the bulkhead's limit marked.
+fn workers(out: &mut String, report: &Report, columns: &[Column], frame: &Frame) {
+    let most = columns
+        .iter()
+        .map(|c| c.counts.most_busy.max(c.counts.most_held))
+        .max()
+        .unwrap_or(0);
+    let top = (report.workers as f64).max(f64::from(most)).max(1.0);
+    let step = nice_step(top / 4.0);
+    let top = (top / step).ceil() * step;
+    let y = |workers: f64| WORKERS_BOTTOM - workers / top * (WORKERS_BOTTOM - WORKERS_TOP);
+    let mut tick = 0.0;
+    while tick <= top + step / 2.0 {
+        let _ = writeln!(
+            out,
+            "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{RIGHT}\" y2=\"{0:.1}\" stroke=\"#e0e0e0\"/>\
+             <text x=\"{1}\" y=\"{2:.1}\" text-anchor=\"end\">{3}</text>",
+            y(tick),
+            LEFT - 6.0,
+            y(tick) + 4.0,
+            escape(&thousands(tick as u64))
+        );
+        tick += step;
+    }
+    axis_title(out, (WORKERS_TOP + WORKERS_BOTTOM) / 2.0, "workers");
+    // The pool above the bulkhead's limit, each labelled on its own side of its line.
+    let mut limits = vec![("worker pool", report.workers as f64, POOL_COLOUR, true)];
+    if let Some(bulkhead) = &report.bulkhead {
+        limits.push((
+            "bulkhead max-concurrent-calls",
+            f64::from(bulkhead.max_concurrent_calls),
+            BULKHEAD_COLOUR,
+            false,
+        ));
+    }
+    for (label, limit, colour, above) in limits {
+        let ly = y(limit);
+        let text = format!("{label} {}", thousands(limit as u64));
+        let _ = writeln!(
+            out,
+            "<line class=\"limit\" x1=\"{LEFT}\" y1=\"{ly:.1}\" x2=\"{RIGHT}\" y2=\"{ly:.1}\" \
+             stroke=\"{colour}\" stroke-dasharray=\"6 4\"/>\
+             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"{colour}\">{}</text>",
+            RIGHT - 4.0,
+            if above { ly - 4.0 } else { ly + 12.0 },
+            escape(&text)
+        );
+    }
+    for (key, colour, most) in [
+        (
+            "busy",
+            BUSY_COLOUR,
+            (|c: &Column| c.counts.most_busy) as fn(&Column) -> u32,
+        ),
+        ("held", HELD_COLOUR, |c: &Column| c.counts.most_held),
+    ] {
+        let points: Vec<String> = columns
+            .iter()
+            .map(|c| {
+                let x = (frame.x(c.from) + frame.x(c.to)) / 2.0;
+                format!("{x:.1},{:.1}", y(f64::from(most(c))))
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "<polyline class=\"workers\" data-workers=\"{key}\" points=\"{}\" fill=\"none\" \
+             stroke=\"{colour}\" stroke-width=\"2\" stroke-linejoin=\"round\"/>",
+            points.join(" ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<line x1=\"{LEFT}\" y1=\"{WORKERS_BOTTOM}\" x2=\"{RIGHT}\" y2=\"{WORKERS_BOTTOM}\" stroke=\"#424242\"/>\
+         <line x1=\"{LEFT}\" y1=\"{WORKERS_TOP}\" x2=\"{LEFT}\" y2=\"{WORKERS_BOTTOM}\" stroke=\"#424242\"/>"
     );
 }
 
@@ -835,6 +950,39 @@ fn legend(out: &mut String, report: &Report, columns: &[Column], in_state: &[Dur
         entry(out, &mut y, &swatch, cause.0, &thousands(total));
     }
 
+    y = WORKERS_TOP + 4.0;
+    header(out, &mut y, "workers (most at once)");
+    let swatch = stroke(y, BUSY_COLOUR, "none");
+    entry(
+        out,
+        &mut y,
+        &swatch,
+        "busy",
+        &thousands(report.max_busy_workers as u64),
+    );
+    let swatch = stroke(y, HELD_COLOUR, "none");
+    entry(
+        out,
+        &mut y,
+        &swatch,
+        "held by the bureau",
+        &thousands(report.max_bureau_held as u64),
+    );
+    let swatch = stroke(y, POOL_COLOUR, "6 4");
+    entry(
+        out,
+        &mut y,
+        &swatch,
+        "worker pool",
+        &thousands(report.workers as u64),
+    );
+    let swatch = stroke(y, BULKHEAD_COLOUR, "6 4");
+    let limit = report.bulkhead.as_ref().map_or_else(
+        || "none".to_owned(),
+        |b| thousands(u64::from(b.max_concurrent_calls)),
+    );
+    entry(out, &mut y, &swatch, "bulkhead limit", &limit);
+
     y = LATENCY_TOP + 4.0;
     header(out, &mut y, "latency, received to answered");
     let mut all = Histogram::new();
@@ -891,6 +1039,11 @@ fn tooltip(c: &Column, unit: TimeUnit) -> String {
     for cause in &CAUSES {
         let _ = write!(text, "\n{}: {}", cause.0, (cause.1)(c));
     }
+    let _ = write!(
+        text,
+        "\nworkers busy (most): {}\nheld by the bureau (most): {}",
+        c.counts.most_busy, c.counts.most_held
+    );
     match (
         c.counts.latency.percentile(50.0),
         c.counts.latency.percentile(99.0),
