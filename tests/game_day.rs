@@ -144,6 +144,8 @@ fn ms(d: Duration) -> String {
 struct Told {
     /// The breaker's `NotPermitted` events: one per call it refused.
     breaker_refusals: AtomicU64,
+    /// The breaker's `Error` events: one per call it recorded as a failure.
+    breaker_failures: AtomicU64,
     /// The bulkhead's `CALL_REJECTED` events: one per call it refused.
     bulkhead_refusals: AtomicU64,
 }
@@ -376,10 +378,14 @@ async fn run_day(options: &game::Options) -> (Report, Arc<Told>) {
     let told = Arc::new(Told::default());
     let _breaker_events = {
         let told = told.clone();
-        breaker.subscribe(move |event| {
-            if event.kind() == EventKind::NotPermitted {
+        breaker.subscribe(move |event| match event.kind() {
+            EventKind::NotPermitted => {
                 told.breaker_refusals.fetch_add(1, Ordering::SeqCst);
             }
+            EventKind::Error { .. } => {
+                told.breaker_failures.fetch_add(1, Ordering::SeqCst);
+            }
+            _ => {}
         })
     };
     let _bulkhead_events = {
@@ -461,6 +467,15 @@ fn check_day(report: &Report, told: &Told, label: &str) {
     let refused = report.fallback(FallbackCause::Refused);
     assert!(refused > 0, "no call was refused");
     assert_eq!(refused, told.breaker_refusals.load(Ordering::SeqCst));
+    // Every call that timed out, failed or was refused by the bulkhead is a failure the breaker
+    // recorded: the bulkhead's refusals too, as `record-exceptions` names them.
+    assert_eq!(
+        told.breaker_failures.load(Ordering::SeqCst),
+        timed_out
+            + report.fallback(FallbackCause::Failed)
+            + report.fallback(FallbackCause::BulkheadFull),
+        "failures recorded and fallbacks for them: {report}"
+    );
     assert_eq!(report.sockets_while_open, 0, "sockets opened while OPEN");
 
     // 4xx never open the breaker: the burst of bad tax ids came and went with it CLOSED, and
