@@ -63,6 +63,7 @@ pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
         "bh-ignored-by-class",
         "bh:composed-fallback",
         "bh:composed-sync",
+        "bh:predicate",
     ] {
         registry = registry.bulkhead_instance(name, one_place().build().unwrap());
     }
@@ -88,6 +89,7 @@ pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
         "bh:full-cb-first",
         "bh:full-bh-first",
         "bh:composed-sync",
+        "bh:predicate",
     ] {
         registry = registry.instance(name, small().build().unwrap());
     }
@@ -184,7 +186,7 @@ fn available(name: &str) -> u32 {
 }
 
 /// Where a guarded call waits until the test lets it finish: it counts the calls that
-/// entered, then waits for a pass.
+/// entered, and those told to wait wait for a pass.
 struct Gate {
     entered: AtomicUsize,
     passes: Semaphore,
@@ -198,9 +200,11 @@ impl Gate {
         }
     }
 
-    async fn wait(&self) {
+    async fn enter(&self, wait: bool) {
         self.entered.fetch_add(1, Ordering::SeqCst);
-        self.passes.acquire().await.expect("never closed").forget();
+        if wait {
+            self.passes.acquire().await.expect("never closed").forget();
+        }
     }
 
     fn entered(&self) -> usize {
@@ -224,11 +228,7 @@ static LIMIT: Gate = Gate::new();
 
 #[bulkhead(name = "bh:limit")]
 async fn limited(wait: bool) -> Result<u32, ApiError> {
-    if wait {
-        LIMIT.wait().await;
-    } else {
-        LIMIT.entered.fetch_add(1, Ordering::SeqCst);
-    }
+    LIMIT.enter(wait).await;
     Ok(7)
 }
 
@@ -268,9 +268,7 @@ static DROPPED: Gate = Gate::new();
 
 #[bulkhead(name = "bh:dropped")]
 async fn droppable(wait: bool) -> Result<(), ApiError> {
-    if wait {
-        DROPPED.wait().await;
-    }
+    DROPPED.enter(wait).await;
     Ok(())
 }
 
@@ -309,11 +307,7 @@ static WAIT: Gate = Gate::new();
 
 #[bulkhead(name = "bh:wait")]
 async fn waiting(wait: bool) -> Result<u32, ApiError> {
-    if wait {
-        WAIT.wait().await;
-    } else {
-        WAIT.entered.fetch_add(1, Ordering::SeqCst);
-    }
+    WAIT.enter(wait).await;
     Ok(1)
 }
 
@@ -341,11 +335,7 @@ static WAIT_OUT: Gate = Gate::new();
 
 #[bulkhead(name = "bh:wait-out")]
 async fn waiting_out(wait: bool) -> Result<u32, ApiError> {
-    if wait {
-        WAIT_OUT.wait().await;
-    } else {
-        WAIT_OUT.entered.fetch_add(1, Ordering::SeqCst);
-    }
+    WAIT_OUT.enter(wait).await;
     Ok(1)
 }
 
@@ -368,9 +358,7 @@ static FALLBACK: Gate = Gate::new();
 
 #[bulkhead(name = "bh:fallback", fallback = "fallback")]
 async fn with_fallback(id: u32, wait: bool) -> Result<String, ApiError> {
-    if wait {
-        FALLBACK.wait().await;
-    }
+    FALLBACK.enter(wait).await;
     Ok(format!("ran {id}"))
 }
 
@@ -441,27 +429,20 @@ fn a_plain_fn_is_refused_while_the_place_is_held() {
 /// `#[circuit_breaker]` outside, `$bh_first` `#[bulkhead]`; each has breaker and bulkhead
 /// named `$cb_name` and `$bh_name`.
 macro_rules! both_orders {
-    ($gate:ident, $ran:ident, $cb_first:ident = $cb_name:literal, $bh_first:ident = $bh_name:literal) => {
+    ($gate:ident, $cb_first:ident = $cb_name:literal, $bh_first:ident = $bh_name:literal) => {
         static $gate: Gate = Gate::new();
-        static $ran: AtomicUsize = AtomicUsize::new(0);
 
         #[circuit_breaker(name = $cb_name)]
         #[bulkhead(name = $cb_name)]
         async fn $cb_first(wait: bool) -> Result<u32, ApiError> {
-            $ran.fetch_add(1, Ordering::SeqCst);
-            if wait {
-                $gate.wait().await;
-            }
+            $gate.enter(wait).await;
             Ok(1)
         }
 
         #[bulkhead(name = $bh_name)]
         #[circuit_breaker(name = $bh_name)]
         async fn $bh_first(wait: bool) -> Result<u32, ApiError> {
-            $ran.fetch_add(1, Ordering::SeqCst);
-            if wait {
-                $gate.wait().await;
-            }
+            $gate.enter(wait).await;
             Ok(1)
         }
     };
@@ -469,7 +450,6 @@ macro_rules! both_orders {
 
 both_orders!(
     OPEN_GATE,
-    OPEN_RAN,
     open_cb_first = "bh:open-cb-first",
     open_bh_first = "bh:open-bh-first"
 );
@@ -497,7 +477,7 @@ async fn an_open_breaker_takes_no_place_in_either_order() {
         open_bh_first(false).await,
         Err(rejected("bh:open-bh-first"))
     );
-    assert_eq!(OPEN_RAN.load(Ordering::SeqCst), 0);
+    assert_eq!(OPEN_GATE.entered(), 0);
     assert_eq!(
         acquires.load(Ordering::SeqCst),
         0,
@@ -509,7 +489,6 @@ async fn an_open_breaker_takes_no_place_in_either_order() {
 
 both_orders!(
     FULL_GATE,
-    FULL_RAN,
     full_cb_first = "bh:full-cb-first",
     full_bh_first = "bh:full-bh-first"
 );
@@ -552,11 +531,7 @@ async fn a_full_bulkhead_is_a_failure_that_opens_the_breaker_in_either_order() {
     init();
     check_refusals_open_the_breaker("bh:full-cb-first", full_cb_first).await;
     check_refusals_open_the_breaker("bh:full-bh-first", full_bh_first).await;
-    assert_eq!(
-        FULL_RAN.load(Ordering::SeqCst),
-        2,
-        "only the parked calls ran"
-    );
+    assert_eq!(FULL_GATE.entered(), 2, "only the parked calls ran");
 }
 
 // --- ignore-exceptions naming BulkheadFullException ------------------------------------------
@@ -566,9 +541,7 @@ static IGNORED: Gate = Gate::new();
 #[circuit_breaker(name = "bh:ignored")]
 #[bulkhead(name = "bh:ignored")]
 async fn ignored(wait: bool) -> Result<(), ApiError> {
-    if wait {
-        IGNORED.wait().await;
-    }
+    IGNORED.enter(wait).await;
     Ok(())
 }
 
@@ -577,9 +550,7 @@ static IGNORED_BY_CLASS: Gate = Gate::new();
 #[bulkhead(name = "bh-ignored-by-class")]
 #[circuit_breaker(name = "bh-ignored-by-class")]
 async fn ignored_by_class(wait: bool) -> Result<(), ApiError> {
-    if wait {
-        IGNORED_BY_CLASS.wait().await;
-    }
+    IGNORED_BY_CLASS.enter(wait).await;
     Ok(())
 }
 
@@ -618,9 +589,7 @@ static COMPOSED: Gate = Gate::new();
 #[bulkhead(name = "bh:composed-fallback")]
 #[circuit_breaker(name = "bh:composed-fallback", fallback = "composed_fallback")]
 async fn composed(wait: bool, fail: bool) -> Result<String, ApiError> {
-    if wait {
-        COMPOSED.wait().await;
-    }
+    COMPOSED.enter(wait).await;
     if fail {
         return Err(ApiError::Down);
     }
@@ -673,6 +642,41 @@ async fn the_breakers_fallback_catches_refusals_rejections_and_errors() {
     );
 }
 
+// --- the attribute's predicates see the function's own errors only ----------------------------
+
+static PREDICATE: Gate = Gate::new();
+
+fn every_error(_: &ApiError) -> bool {
+    true
+}
+
+#[circuit_breaker(name = "bh:predicate", ignore = every_error)]
+#[bulkhead(name = "bh:predicate")]
+async fn ignoring(wait: bool, fail: bool) -> Result<(), ApiError> {
+    PREDICATE.enter(wait).await;
+    if fail {
+        return Err(ApiError::Down);
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_attributes_ignore_does_not_see_a_refusal() {
+    init();
+    // The function's own errors are ignored, as `ignore` says.
+    for _ in 0..2 {
+        assert_eq!(ignoring(false, true).await, Err(ApiError::Down));
+    }
+    assert_eq!(breaker_of("bh:predicate").metrics().buffered_calls, 0);
+    // A refusal is not the function's error: it is recorded, and two open the breaker.
+    let mut held = Box::pin(ignoring(true, false));
+    assert!(poll_once(&mut held).await.is_pending());
+    for _ in 0..2 {
+        assert_eq!(ignoring(false, true).await, Err(full("bh:predicate")));
+    }
+    assert_eq!(breaker_of("bh:predicate").state(), State::Open);
+}
+
 // --- the breaker's timeout covers the wait for a place ---------------------------------------
 
 static TIMEOUT: Gate = Gate::new();
@@ -680,9 +684,7 @@ static TIMEOUT: Gate = Gate::new();
 #[circuit_breaker(name = "bh:timeout")]
 #[bulkhead(name = "bh:timeout")]
 async fn timed(wait: bool) -> Result<(), ApiError> {
-    if wait {
-        TIMEOUT.wait().await;
-    }
+    TIMEOUT.enter(wait).await;
     Ok(())
 }
 
