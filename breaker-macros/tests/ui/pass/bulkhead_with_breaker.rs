@@ -32,6 +32,27 @@ impl Tenant {
     }
 }
 
+trait Inventory {
+    async fn stock(&self, id: u32) -> std::io::Result<u32>;
+
+    // A default method, guarded in the trait itself.
+    #[bulkhead(name = "pass:composed-trait")]
+    #[circuit_breaker(name = "pass:composed-trait")]
+    fn ping(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+struct Warehouse;
+
+impl Inventory for Warehouse {
+    #[circuit_breaker(name = "pass:composed-trait")]
+    #[bulkhead(name = "pass:composed-trait")]
+    async fn stock(&self, id: u32) -> std::io::Result<u32> {
+        Ok(id)
+    }
+}
+
 fn assert_send<T: Send>(t: T) -> T {
     t
 }
@@ -44,4 +65,6 @@ fn main() {
     assert_eq!(bulkhead_first(2).unwrap(), 2);
     let tenant = Tenant { id: 3 };
     assert_eq!(rt.block_on(tenant.quote(2)).unwrap().to_string(), "6");
+    assert_eq!(rt.block_on(Warehouse.stock(4)).unwrap(), 4);
+    Warehouse.ping().unwrap();
 }
