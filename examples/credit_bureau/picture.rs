@@ -26,7 +26,7 @@ pub(crate) const DEFAULT_FILE: &str = "credit_bureau_report.html";
 
 // The drawing's size and layout, in SVG user units (pixels at 100 % zoom).
 const WIDTH: f64 = 1360.0;
-const HEIGHT: f64 = 958.0;
+const HEIGHT: f64 = 972.0;
 /// The plot's left and right edges; the legend is to the right of it.
 const LEFT: f64 = 100.0;
 const RIGHT: f64 = 1060.0;
@@ -36,15 +36,18 @@ const PHASES_TOP: f64 = 72.0;
 /// The breaker's state bands.
 const BANDS_TOP: f64 = 112.0;
 const BANDS_BOTTOM: f64 = 144.0;
+/// The rows of labels under the bands (when the breaker opened and closed), and their height.
+const ANNOTATION_ROWS: usize = 2;
+const ANNOTATION_ROW_HEIGHT: f64 = 13.0;
 /// Applications per second.
-const RATE_TOP: f64 = 168.0;
-const RATE_BOTTOM: f64 = 458.0;
+const RATE_TOP: f64 = 182.0;
+const RATE_BOTTOM: f64 = 472.0;
 /// Workers busy and held by the bureau.
-const WORKERS_TOP: f64 = 490.0;
-const WORKERS_BOTTOM: f64 = 610.0;
+const WORKERS_TOP: f64 = 504.0;
+const WORKERS_BOTTOM: f64 = 624.0;
 /// Latency.
-const LATENCY_TOP: f64 = 646.0;
-const LATENCY_BOTTOM: f64 = 846.0;
+const LATENCY_TOP: f64 = 660.0;
+const LATENCY_BOTTOM: f64 = 860.0;
 
 const FONT: &str = "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif";
 
@@ -516,10 +519,14 @@ fn bands(out: &mut String, report: &Report, frame: &Frame) -> [Duration; 3] {
     }
     out.push_str("</g>\n");
     // The two moments an operator looks for: when the breaker opened from CLOSED (and how long
-    // into the brownout), and when its trials closed it again.
+    // into the brownout, if it was in it), and when its trials closed it again. Each label goes
+    // right of its line (left, if it would run past the plot), on the first of the rows under
+    // the bands where it overlaps no earlier label; the last row takes it otherwise.
+    let mut rows: [Vec<(f64, f64)>; ANNOTATION_ROWS] = Default::default();
     for t in &report.transitions {
+        let in_brownout = (report.brownout_start..report.brownout_end).contains(&t.at);
         let text = match (t.from, t.to) {
-            (State::Closed, State::Open) if t.at >= report.brownout_start => format!(
+            (State::Closed, State::Open) if in_brownout => format!(
                 "{} \u{2192} {} at {}, {} into the brownout",
                 t.from,
                 t.to,
@@ -532,19 +539,24 @@ fn bands(out: &mut String, report: &Report, frame: &Frame) -> [Duration; 3] {
             _ => continue,
         };
         let x = frame.x(t.at);
-        // Right of its line, unless that would run past the plot.
-        let (anchor, text_x) = if x + 3.0 + text_width(&text, 11.0) > RIGHT {
-            ("end", x - 3.0)
+        let width = text_width(&text, 11.0);
+        let (anchor, text_x, span) = if x + 3.0 + width > RIGHT {
+            ("end", x - 3.0, (x - 3.0 - width, x))
         } else {
-            ("start", x + 3.0)
+            ("start", x + 3.0, (x, x + 3.0 + width))
         };
+        let row = rows
+            .iter()
+            .position(|taken| taken.iter().all(|&(a, b)| span.1 < a || b < span.0))
+            .unwrap_or(ANNOTATION_ROWS - 1);
+        rows[row].push(span);
+        let baseline = BANDS_BOTTOM + 13.0 + ANNOTATION_ROW_HEIGHT * row as f64;
         let _ = writeln!(
             out,
             "<line class=\"annotation\" x1=\"{x:.1}\" y1=\"{BANDS_BOTTOM}\" x2=\"{x:.1}\" \
-             y2=\"{}\" stroke=\"#212121\"/><text x=\"{text_x:.1}\" y=\"{}\" \
+             y2=\"{:.1}\" stroke=\"#212121\"/><text x=\"{text_x:.1}\" y=\"{baseline:.1}\" \
              text-anchor=\"{anchor}\" font-size=\"11\" fill=\"#212121\">{}</text>",
-            BANDS_BOTTOM + 14.0,
-            BANDS_BOTTOM + 13.0,
+            baseline + 1.0,
             escape(&text)
         );
     }
@@ -566,19 +578,7 @@ fn rates(out: &mut String, columns: &[Column], frame: &Frame) {
     let y = |rate: f64| RATE_BOTTOM - rate / top * (RATE_BOTTOM - RATE_TOP);
 
     // Grid and axis.
-    let mut tick = 0.0;
-    while tick <= top + step / 2.0 {
-        let _ = writeln!(
-            out,
-            "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{RIGHT}\" y2=\"{0:.1}\" stroke=\"#e0e0e0\"/>\
-             <text x=\"{1}\" y=\"{2:.1}\" text-anchor=\"end\">{3}</text>",
-            y(tick),
-            LEFT - 6.0,
-            y(tick) + 4.0,
-            escape(&thousands(tick as u64))
-        );
-        tick += step;
-    }
+    grid(out, top, step, y);
     axis_title(
         out,
         (RATE_TOP + RATE_BOTTOM) / 2.0,
@@ -674,42 +674,20 @@ fn workers(out: &mut String, report: &Report, columns: &[Column], frame: &Frame)
     let step = nice_step(top / 4.0);
     let top = (top / step).ceil() * step;
     let y = |workers: f64| WORKERS_BOTTOM - workers / top * (WORKERS_BOTTOM - WORKERS_TOP);
-    let mut tick = 0.0;
-    while tick <= top + step / 2.0 {
-        let _ = writeln!(
-            out,
-            "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{RIGHT}\" y2=\"{0:.1}\" stroke=\"#e0e0e0\"/>\
-             <text x=\"{1}\" y=\"{2:.1}\" text-anchor=\"end\">{3}</text>",
-            y(tick),
-            LEFT - 6.0,
-            y(tick) + 4.0,
-            escape(&thousands(tick as u64))
-        );
-        tick += step;
-    }
+    grid(out, top, step, y);
     axis_title(out, (WORKERS_TOP + WORKERS_BOTTOM) / 2.0, "workers");
-    // The pool above the bulkhead's limit, each labelled on its own side of its line.
-    let mut limits = vec![("worker pool", report.workers as f64, POOL_COLOUR, true)];
+    // The pool and the bulkhead's limit, each labelled above its line.
+    let mut limits = vec![("worker pool", report.workers as f64, POOL_COLOUR)];
     if let Some(bulkhead) = &report.bulkhead {
         limits.push((
             "bulkhead max-concurrent-calls",
             f64::from(bulkhead.max_concurrent_calls),
             BULKHEAD_COLOUR,
-            false,
         ));
     }
-    for (label, limit, colour, above) in limits {
-        let ly = y(limit);
+    for (label, limit, colour) in limits {
         let text = format!("{label} {}", thousands(limit as u64));
-        let _ = writeln!(
-            out,
-            "<line class=\"limit\" x1=\"{LEFT}\" y1=\"{ly:.1}\" x2=\"{RIGHT}\" y2=\"{ly:.1}\" \
-             stroke=\"{colour}\" stroke-dasharray=\"6 4\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"{colour}\">{}</text>",
-            RIGHT - 4.0,
-            if above { ly - 4.0 } else { ly + 12.0 },
-            escape(&text)
-        );
+        limit_line(out, y(limit), colour, &text, true);
     }
     for (key, colour, most) in [
         (
@@ -801,17 +779,8 @@ fn latencies(out: &mut String, report: &Report, columns: &[Column], frame: &Fram
             false,
         ),
     ] {
-        let ly = y(to_ms(limit));
         let text = format!("{label} {}", latency(limit));
-        let _ = writeln!(
-            out,
-            "<line class=\"limit\" x1=\"{LEFT}\" y1=\"{ly:.1}\" x2=\"{RIGHT}\" y2=\"{ly:.1}\" \
-             stroke=\"{colour}\" stroke-dasharray=\"6 4\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"{colour}\">{}</text>",
-            RIGHT - 4.0,
-            if above { ly - 4.0 } else { ly + 12.0 },
-            escape(&text)
-        );
+        limit_line(out, y(to_ms(limit)), colour, &text, above);
     }
     for (q, colour, key) in [(50.0, P50_COLOUR, "p50"), (99.0, P99_COLOUR, "p99")] {
         // A column without applications has no latency: the line breaks there.
@@ -1011,6 +980,38 @@ fn legend(out: &mut String, report: &Report, columns: &[Column], in_state: &[Dur
         &swatch,
         "slow-call threshold",
         &latency(report.slow_threshold),
+    );
+}
+
+/// Grey lines across the plot every `step` from 0 to `top`, each labelled with its count on
+/// the left; `y` places a count.
+fn grid(out: &mut String, top: f64, step: f64, y: impl Fn(f64) -> f64) {
+    let mut tick = 0.0;
+    while tick <= top + step / 2.0 {
+        let _ = writeln!(
+            out,
+            "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{RIGHT}\" y2=\"{0:.1}\" stroke=\"#e0e0e0\"/>\
+             <text x=\"{1}\" y=\"{2:.1}\" text-anchor=\"end\">{3}</text>",
+            y(tick),
+            LEFT - 6.0,
+            y(tick) + 4.0,
+            escape(&thousands(tick as u64))
+        );
+        tick += step;
+    }
+}
+
+/// A dashed line across the plot at height `y`, labelled with `text` at its right end, above
+/// the line or below it.
+fn limit_line(out: &mut String, y: f64, colour: &str, text: &str, above: bool) {
+    let _ = writeln!(
+        out,
+        "<line class=\"limit\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{RIGHT}\" y2=\"{y:.1}\" \
+         stroke=\"{colour}\" stroke-dasharray=\"6 4\"/>\
+         <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"{colour}\">{}</text>",
+        RIGHT - 4.0,
+        if above { y - 4.0 } else { y + 12.0 },
+        escape(text)
     );
 }
 
