@@ -921,36 +921,34 @@ fn legend(out: &mut String, report: &Report, columns: &[Column], in_state: &[Dur
 
     y = WORKERS_TOP + 4.0;
     header(out, &mut y, "workers (most at once)");
-    let swatch = stroke(y, BUSY_COLOUR, "none");
-    entry(
-        out,
-        &mut y,
-        &swatch,
-        "busy",
-        &thousands(report.max_busy_workers as u64),
-    );
-    let swatch = stroke(y, HELD_COLOUR, "none");
-    entry(
-        out,
-        &mut y,
-        &swatch,
-        "held by the bureau",
-        &thousands(report.max_bureau_held as u64),
-    );
-    let swatch = stroke(y, POOL_COLOUR, "6 4");
-    entry(
-        out,
-        &mut y,
-        &swatch,
-        "worker pool",
-        &thousands(report.workers as u64),
-    );
-    let swatch = stroke(y, BULKHEAD_COLOUR, "6 4");
     let limit = report.bulkhead.as_ref().map_or_else(
         || "none".to_owned(),
         |b| thousands(u64::from(b.max_concurrent_calls)),
     );
-    entry(out, &mut y, &swatch, "bulkhead limit", &limit);
+    for (colour, dash, label, value) in [
+        (
+            BUSY_COLOUR,
+            "none",
+            "busy",
+            thousands(report.max_busy_workers as u64),
+        ),
+        (
+            HELD_COLOUR,
+            "none",
+            "held by the bureau",
+            thousands(report.max_bureau_held as u64),
+        ),
+        (
+            POOL_COLOUR,
+            "6 4",
+            "worker pool",
+            thousands(report.workers as u64),
+        ),
+        (BULKHEAD_COLOUR, "6 4", "bulkhead limit", limit),
+    ] {
+        let swatch = stroke(y, colour, dash);
+        entry(out, &mut y, &swatch, label, &value);
+    }
 
     y = LATENCY_TOP + 4.0;
     header(out, &mut y, "latency, received to answered");
