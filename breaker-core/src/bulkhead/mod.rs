@@ -260,6 +260,38 @@ impl Bulkhead {
     }
 }
 
+/// A handle that does not keep its bulkhead alive: the metrics export's, which the registry's
+/// hooks hold for the registry's life.
+#[cfg(feature = "metrics")]
+#[derive(Clone)]
+pub(crate) struct WeakBulkhead(std::sync::Weak<BulkheadCore>);
+
+#[cfg(feature = "metrics")]
+impl Bulkhead {
+    /// A handle that does not keep this bulkhead alive.
+    pub(crate) fn downgrade(&self) -> WeakBulkhead {
+        WeakBulkhead(Arc::downgrade(&self.core))
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl WeakBulkhead {
+    /// The bulkhead, while it exists.
+    pub(crate) fn upgrade(&self) -> Option<Bulkhead> {
+        self.0.upgrade().map(|core| Bulkhead { core })
+    }
+
+    /// Whether this is a handle to `bulkhead`.
+    pub(crate) fn is(&self, bulkhead: &Bulkhead) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&bulkhead.core))
+    }
+
+    /// Whether two handles are to the same bulkhead.
+    pub(crate) fn ptr_eq(&self, other: &WeakBulkhead) -> bool {
+        self.0.ptr_eq(&other.0)
+    }
+}
+
 // No user code runs while a bulkhead's lock is held and listeners' panics are caught, so a
 // panic anywhere leaves the bulkhead whole.
 impl std::panic::UnwindSafe for Bulkhead {}
