@@ -297,14 +297,20 @@
     return { root, value, bar, fill, mark };
   }
 
-  function makeTile(name) {
-    const tile = el("article", "tile");
-    tile.dataset.breaker = name;
+  /** A tile's head: the name (in full on hover) and `badge`. */
+  function tileHead(name, badge) {
     const head = el("div", "tile-head");
     const title = el("h2", "name", name);
     title.title = name;
-    const badge = el("span", "badge");
     head.append(title, badge);
+    return head;
+  }
+
+  function makeTile(name) {
+    const tile = el("article", "tile");
+    tile.dataset.breaker = name;
+    const badge = el("span", "badge");
+    const head = tileHead(name, badge);
 
     const failure = makeRate("Failure rate", "failureRate");
     const slow = makeRate("Slow-call rate", "slowCallRate");
@@ -371,10 +377,7 @@
   function makeBulkheadTile(name) {
     const tile = el("article", "tile bulkhead-tile");
     tile.dataset.bulkhead = name;
-    const head = el("div", "tile-head");
-    const title = el("h2", "name", name);
-    title.title = name;
-    head.append(title, el("span", "badge", "BULKHEAD"));
+    const head = tileHead(name, el("span", "badge", "BULKHEAD"));
     const meter = makeBulkhead();
     tile.append(head, meter.root);
     return { tile, meter };

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use breaker::{
     BulkheadConfig, Config, ManualClock, MetricsExport, Outcome, Registry, SlidingWindowType,
 };
-use metrics_exporter_prometheus::PrometheusBuilder;
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::StatusCode;
 
@@ -123,6 +123,15 @@ fn assert_every_series_is_tagged(text: &str, tags: &[(&str, &str)]) {
     }
 }
 
+/// `registry` exported to a Prometheus recorder of its own (the binary's global one is the
+/// example's), and the handle that renders it.
+fn exported(registry: &Registry) -> PrometheusHandle {
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    MetricsExport::install_with_recorder(registry, Arc::new(recorder));
+    handle
+}
+
 /// The value of the series `series` (name and labels exactly as rendered).
 fn value(text: &str, series: &str) -> f64 {
     text.lines()
@@ -156,9 +165,7 @@ fn scrapes_are_fresh_without_a_refresh() {
                 .unwrap(),
         )
         .build();
-    let recorder = PrometheusBuilder::new().build_recorder();
-    let handle = recorder.handle();
-    MetricsExport::install_with_recorder(&registry, Arc::new(recorder));
+    let handle = exported(&registry);
     let reports = registry.breaker("reports");
     let record = |outcome, millis| {
         reports
@@ -233,9 +240,7 @@ async fn scraping_a_bulkhead_shows_its_free_places_and_limit() {
                 .unwrap(),
         )
         .build();
-    let recorder = PrometheusBuilder::new().build_recorder();
-    let handle = recorder.handle();
-    MetricsExport::install_with_recorder(&registry, Arc::new(recorder));
+    let handle = exported(&registry);
     let bureau = registry.bulkhead("creditBureau");
     let app = axum::Router::new().route(
         "/metrics",

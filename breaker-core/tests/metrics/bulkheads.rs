@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use breaker_core::{BulkheadConfig, ManualClock, MetricsExport, Registry};
+use breaker_core::{BulkheadConfig, ManualClock, MetricsExport, Registry, RegistryBuilder};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
 fn limit(max: u32) -> BulkheadConfig {
@@ -15,6 +15,25 @@ fn limit(max: u32) -> BulkheadConfig {
         .max_concurrent_calls(max)
         .build()
         .unwrap()
+}
+
+/// A registry on a manual clock tagged `application=orders`, with the bulkheads `configure`
+/// sets up.
+fn tagged(configure: impl FnOnce(RegistryBuilder) -> RegistryBuilder) -> (Registry, ManualClock) {
+    let clock = ManualClock::new();
+    let builder = Registry::builder()
+        .clock(clock.clone())
+        .tag("application", "orders")
+        .unwrap();
+    (configure(builder).build(), clock)
+}
+
+/// `registry` exported to a Prometheus recorder of its own.
+fn exported(registry: &Registry) -> (MetricsExport, PrometheusHandle) {
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    let export = MetricsExport::install_with_recorder(registry, Arc::new(recorder));
+    (export, handle)
 }
 
 /// The value of `metric{application="orders",name="<name>"}`, if rendered.
@@ -43,18 +62,12 @@ fn max_allowed(handle: &PrometheusHandle, name: &str) -> Option<f64> {
 
 #[test]
 fn the_gauges_follow_calls_and_limit_changes_at_each_refresh() {
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .tag("application", "orders")
-        .unwrap()
-        .bulkhead_instance("inventory", limit(3))
-        .bulkhead_instance("ledger", limit(5))
-        .build();
+    let (registry, clock) = tagged(|b| {
+        b.bulkhead_instance("inventory", limit(3))
+            .bulkhead_instance("ledger", limit(5))
+    });
     let inventory = registry.bulkhead("inventory"); // before the export
-    let recorder = PrometheusBuilder::new().build_recorder();
-    let handle = recorder.handle();
-    let export = MetricsExport::install_with_recorder(&registry, Arc::new(recorder));
+    let (export, handle) = exported(&registry);
     registry.bulkhead("ledger"); // after it
     assert_eq!(export.bulkhead_count(), 2);
     assert_eq!(export.len(), 0, "no breaker");
@@ -93,16 +106,8 @@ fn the_gauges_follow_calls_and_limit_changes_at_each_refresh() {
 
 #[test]
 fn a_removed_bulkhead_leaves_the_export() {
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .clock(clock.clone())
-        .tag("application", "orders")
-        .unwrap()
-        .bulkhead_default_config(limit(2))
-        .build();
-    let recorder = PrometheusBuilder::new().build_recorder();
-    let handle = recorder.handle();
-    let export = MetricsExport::install_with_recorder(&registry, Arc::new(recorder));
+    let (registry, clock) = tagged(|b| b.bulkhead_default_config(limit(2)));
+    let (export, handle) = exported(&registry);
     let kept = registry.bulkhead("kept");
     let removed = registry.bulkhead("removed");
     assert_eq!(export.bulkhead_count(), 2);
