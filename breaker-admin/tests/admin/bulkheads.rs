@@ -1,7 +1,8 @@
 //! `GET /actuator/bulkheads` and `GET /actuator/bulkheadevents[/{name}[/{eventType}]]`:
 //! Resilience4j's `BulkheadEndpointResponse` and `BulkheadEventDTO`s, byte for byte, on a
 //! manual clock; each bulkhead's newest `event-consumer-buffer-size` events; bulkheads that
-//! come and go through the registry; the dashboard's bulkhead fields.
+//! come and go through the registry; the dashboard's bulkhead fields; calls on many threads
+//! while the endpoint reads.
 
 use std::time::Duration;
 
@@ -290,4 +291,53 @@ async fn the_dashboard_shows_each_bulkhead_beside_its_breaker_or_alone() {
         .unwrap();
     let (_, body) = get_json(&format!("{base}/dashboard/api/breakers?state=FORCED_OPEN")).await;
     assert_eq!(body["breakers"][0]["bulkhead"]["inFlightCalls"], 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_on_many_threads_while_the_endpoint_reads() {
+    const THREADS: usize = 4;
+    const CALLS: usize = 2_000;
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .bulkhead_instance("busy", limit(2, 50))
+        .build();
+    let bulkhead = registry.bulkhead("busy");
+    let base = serve(Admin::new(&registry).router()).await;
+    let url = format!("{base}/actuator/bulkheadevents/busy");
+    let callers: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let bulkhead = bulkhead.clone();
+            std::thread::spawn(move || {
+                for _ in 0..CALLS {
+                    // Refused when the two places are taken: CALL_REJECTED.
+                    drop(bulkhead.try_acquire());
+                }
+            })
+        })
+        .collect();
+    let check = |body: &serde_json::Value| {
+        let list = body["bulkheadEvents"].as_array().expect("bulkheadEvents");
+        assert!(list.len() <= 50, "{}", list.len());
+        for e in list {
+            assert_eq!(e["bulkheadName"], "busy");
+            assert!(
+                matches!(
+                    e["type"].as_str(),
+                    Some("CALL_PERMITTED" | "CALL_REJECTED" | "CALL_FINISHED")
+                ),
+                "{e}"
+            );
+        }
+        list.len()
+    };
+    while !callers.iter().all(|c| c.is_finished()) {
+        let (status, body) = get_json(&url).await;
+        assert_eq!(status, 200);
+        check(&body);
+    }
+    for caller in callers {
+        caller.join().unwrap();
+    }
+    let (_, body) = get_json(&url).await;
+    assert_eq!(check(&body), 50, "the newest 50, once the callers are done");
 }
