@@ -252,6 +252,13 @@ impl Bulkhead {
         Arc::ptr_eq(&self.core, &other.core)
     }
 
+    /// Whether the bulkhead left the registry that made it (removed): a call site that cached
+    /// it then looks its name up again.
+    #[inline]
+    pub(crate) fn is_detached(&self) -> bool {
+        self.core.detached.load(Ordering::Relaxed)
+    }
+
     /// Stops the registry's listeners hearing this bulkhead (it was removed from its
     /// registry; it goes on working for whoever holds it).
     #[allow(dead_code, reason = "the registry's `remove_bulkhead` is its caller")]
