@@ -129,6 +129,15 @@ impl Bulkhead {
         }
     }
 
+    /// A bulkhead on `clock` with an environment of its own, for the loom models
+    /// (breaker-model): [`Bulkhead::new`]'s environment is a process-wide static, which cannot
+    /// hold loom's objects across model runs.
+    #[cfg(loom)]
+    #[doc(hidden)]
+    pub fn on_clock(name: &str, config: BulkheadConfig, clock: crate::ManualClock) -> Bulkhead {
+        Bulkhead::with_env(name, config, Env::new(Clock::from(clock), Some(0)))
+    }
+
     /// The bulkhead's name.
     pub fn name(&self) -> &str {
         self.core.name()

@@ -74,7 +74,10 @@ fn a_wait_ends_refused_when_the_clock_passes_max_wait() {
         other => panic!("expected a refusal, got {other:?}"),
     }
     drop(held);
-    assert_eq!(*seen.lock().unwrap(), [CallPermitted, CallRejected, CallFinished]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [CallPermitted, CallRejected, CallFinished]
+    );
     assert_eq!(bulkhead.metrics().available_concurrent_calls(), 1);
 }
 

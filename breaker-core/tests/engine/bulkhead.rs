@@ -139,7 +139,10 @@ fn calls_return_their_place_whatever_ends_them() {
     let (seen, _subscription) = kinds(&bulkhead);
     assert_eq!(bulkhead.call_sync(|| Ok::<_, ()>(7)).unwrap(), 7);
     assert_eq!(
-        bulkhead.call_sync(|| Err::<(), _>("down")).unwrap_err().inner(),
+        bulkhead
+            .call_sync(|| Err::<(), _>("down"))
+            .unwrap_err()
+            .inner(),
         Some(&"down")
     );
     let panicked = std::panic::catch_unwind(|| {
@@ -423,10 +426,7 @@ impl Drop for Inside<'_> {
 fn stress_never_more_than_the_limit_and_every_place_comes_back() {
     const LIMIT: u32 = 3;
     for fair in [true, false] {
-        let bulkhead = Bulkhead::new(
-            "bh-stress",
-            config(LIMIT, Duration::from_millis(2), fair),
-        );
+        let bulkhead = Bulkhead::new("bh-stress", config(LIMIT, Duration::from_millis(2), fair));
         let in_flight = Arc::new(InFlight::default());
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -480,7 +480,10 @@ fn stress_never_more_than_the_limit_and_every_place_comes_back() {
         for task in tasks {
             runtime.block_on(task).unwrap();
         }
-        assert!(in_flight.most.load(Ordering::SeqCst) <= LIMIT, "fair: {fair}");
+        assert!(
+            in_flight.most.load(Ordering::SeqCst) <= LIMIT,
+            "fair: {fair}"
+        );
         assert_eq!(in_flight.now.load(Ordering::SeqCst), 0);
         assert!(in_flight.most.load(Ordering::SeqCst) >= 1);
         assert_eq!(places(&bulkhead), (LIMIT, 0), "fair: {fair}");
