@@ -152,7 +152,7 @@ fn blocking_waiters_get_places_in_the_order_they_came() {
                 let _permit = bulkhead.acquire_blocking().unwrap();
                 order.lock().unwrap().push(id);
             });
-            until_waiting(&bulkhead, id + 1);
+            until_waiting(bulkhead, id + 1);
         }
         drop(held);
     });
