@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use crate::classify::ErrorKind;
 use crate::concurrent_map::ConcurrentMap;
-use crate::config::file::{self, Format, LoadError, CONFIG_ENV};
+use crate::config::bulkhead::BulkheadConfig;
+use crate::config::file::{self, CodeConfigs, Format, LoadError, CONFIG_ENV};
 use crate::config::{tags, Config, ConfigError, DEFAULT_CONFIG};
 use crate::env::Env;
+use crate::registry::bulkheads::Bulkheads;
 use crate::registry::keyed::{KeyedGroups, KeyedLimits};
 use crate::registry::{Inner, Registry};
 use crate::time::clock::Clock;
@@ -45,12 +47,18 @@ impl Default for Registry {
 /// the builder had under those names, and a later call replaces a file's. A file's
 /// `base-config` may name a shared config given in code, and its `record-exceptions` and
 /// `ignore-exceptions` name [error kinds](RegistryBuilder::error_kind) registered before it is
-/// loaded.
+/// loaded. Breakers and bulkheads are configured apart, each pattern with its own shared
+/// configs and instances (`resilience4j.circuitbreaker.*` and `resilience4j.bulkhead.*` in a
+/// file; [`instance`](RegistryBuilder::instance) and
+/// [`bulkhead_instance`](RegistryBuilder::bulkhead_instance) in code), so a breaker and a
+/// bulkhead may share a name.
 #[derive(Debug, Default)]
 pub struct RegistryBuilder {
     clock: Option<Clock>,
     configs: HashMap<String, Config>,
     instances: HashMap<String, Config>,
+    bulkhead_configs: HashMap<String, BulkheadConfig>,
+    bulkhead_instances: HashMap<String, BulkheadConfig>,
     kinds: HashMap<String, ErrorKind>,
     /// Tags for every exported metric (`tags.<name>`), by label name.
     tags: BTreeMap<String, String>,
@@ -104,6 +112,25 @@ impl RegistryBuilder {
     pub fn keyed_instance(self, name: &str, key: &str, config: Config) -> Self {
         let display = crate::name::keyed_display(name, key);
         self.instance(&display, config)
+    }
+
+    /// The `default` shared config of bulkheads (Spring's `resilience4j.bulkhead.configs.default`):
+    /// the config of every bulkhead without an instance config.
+    pub fn bulkhead_default_config(self, config: BulkheadConfig) -> Self {
+        self.bulkhead_shared_config(DEFAULT_CONFIG, config)
+    }
+
+    /// A named shared config of bulkheads (Spring's `resilience4j.bulkhead.configs.<name>`),
+    /// for [`Registry::bulkhead_shared_config`] and as a base for a file's bulkhead instances.
+    pub fn bulkhead_shared_config(mut self, name: &str, config: BulkheadConfig) -> Self {
+        self.bulkhead_configs.insert(name.to_owned(), config);
+        self
+    }
+
+    /// The config of the bulkhead named `name` (Spring's `resilience4j.bulkhead.instances.<name>`).
+    pub fn bulkhead_instance(mut self, name: &str, config: BulkheadConfig) -> Self {
+        self.bulkhead_instances.insert(name.to_owned(), config);
+        self
     }
 
     /// The limits of every keyed group (default: [`KeyedLimits::default`], 1,000 breakers
@@ -203,10 +230,16 @@ impl RegistryBuilder {
         name: &str,
         bytes: &[u8],
     ) -> Result<Self, LoadError> {
-        let loaded = file::load(format, name, bytes, &self.configs, &self.kinds)?;
+        let code = CodeConfigs {
+            breakers: &self.configs,
+            bulkheads: &self.bulkhead_configs,
+        };
+        let loaded = file::load(format, name, bytes, code, &self.kinds)?;
         file::check_tag_count(name, &self.tags, &loaded.tags)?;
-        self.configs.extend(loaded.configs);
-        self.instances.extend(loaded.instances);
+        self.configs.extend(loaded.breakers.configs);
+        self.instances.extend(loaded.breakers.instances);
+        self.bulkhead_configs.extend(loaded.bulkheads.configs);
+        self.bulkhead_instances.extend(loaded.bulkheads.instances);
         self.tags.extend(
             loaded
                 .tags
@@ -254,6 +287,7 @@ impl RegistryBuilder {
                 keyed_limits: self.keyed_limits,
                 keyed_limits_by_name: self.keyed_limits_by_name,
                 hooks: Arc::default(),
+                bulkheads: Bulkheads::new(self.bulkhead_configs, self.bulkhead_instances),
                 read_config_env: self.read_config_env,
             }),
         }

@@ -1,31 +1,35 @@
-//! Hooks on a registry's set of breakers, for code outside the registry that must hear of
-//! every breaker (the metrics export, the Redis hint, an application's own bookkeeping).
+//! Hooks on a registry's sets of breakers and of bulkheads, for code outside the registry that
+//! must hear of every member (the metrics export, the Redis hint, the operations surface, an
+//! application's own bookkeeping).
 //!
 //! Nothing here depends on what the members are: [`RegistryEvent`] and [`Hooks`] take the
-//! member's handle as a type parameter, [`CircuitBreaker`] unless another is named, so that a
-//! registry of another pattern's instances (a bulkhead's, a retry's) publishes the same three
-//! events through the same hooks.
+//! member's handle as a type parameter, [`CircuitBreaker`] unless another is named, so the
+//! registry's bulkheads ([`Bulkhead`](crate::Bulkhead)) publish the same events through hooks
+//! of their own ([`Registry::on_bulkhead_registry_event`](crate::Registry::on_bulkhead_registry_event)).
 
 use std::sync::{Arc, Mutex};
 
 use crate::breaker::CircuitBreaker;
 
-/// Something that happened to a registry's set of breakers.
+/// Something that happened to a registry's set of breakers, or of bulkheads.
 ///
 /// `P` is the handle of the registry's members: [`CircuitBreaker`] for the breakers of a
-/// [`Registry`](crate::Registry).
+/// [`Registry`](crate::Registry) ([`on_registry_event`](crate::Registry::on_registry_event)),
+/// [`Bulkhead`](crate::Bulkhead) for its bulkheads
+/// ([`on_bulkhead_registry_event`](crate::Registry::on_bulkhead_registry_event)).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum RegistryEvent<'a, P = CircuitBreaker> {
-    /// A breaker was created (on first use of its name, or of its key in a keyed group) and is
+    /// A member was created (on first use of its name, or of its key in a keyed group) and is
     /// now in the registry.
     Added(&'a P),
-    /// A breaker left the registry: [`Registry::remove`](crate::Registry::remove),
-    /// [`Keyed::remove`](crate::Keyed::remove), or eviction of an idle keyed breaker. It is
-    /// detached: it works on for whoever holds it, unheard by the registry's listeners.
+    /// A member left the registry: [`Registry::remove`](crate::Registry::remove),
+    /// [`Keyed::remove`](crate::Keyed::remove), eviction of an idle keyed breaker, or
+    /// [`Registry::remove_bulkhead`](crate::Registry::remove_bulkhead). It is detached: it works
+    /// on for whoever holds it, unheard by the registry's listeners.
     Removed(&'a P),
     /// [`Registry::replace`](crate::Registry::replace) gave the name to a new breaker; the old
-    /// one is detached.
+    /// one is detached. (Bulkheads are not replaced: their hooks hear `Added` and `Removed`.)
     Replaced {
         /// The breaker that had the name.
         old: &'a P,
@@ -70,6 +74,36 @@ impl<P> Hooks<P> {
     /// How many hooks there are.
     pub(crate) fn len(&self) -> usize {
         self.0.lock().map_or(0, |hooks| hooks.len())
+    }
+}
+
+impl<P: 'static> Hooks<P> {
+    /// Adds a hook that hears every change for as long as the registry lives.
+    pub(crate) fn add_for_ever<F>(&self, hook: F)
+    where
+        F: Fn(&RegistryEvent<'_, P>) + Send + Sync + 'static,
+    {
+        self.add(Arc::new(move |event| {
+            hook(event);
+            true
+        }));
+    }
+
+    /// Adds a hook that belongs to `owner`: it is called with `owner` while `owner` lives
+    /// (held weakly), and dropped at the first change after `owner` is gone.
+    pub(crate) fn add_for_owner<T, F>(&self, owner: &Arc<T>, hook: F)
+    where
+        T: Send + Sync + 'static,
+        F: Fn(&T, &RegistryEvent<'_, P>) + Send + Sync + 'static,
+    {
+        let owner = Arc::downgrade(owner);
+        self.add(Arc::new(move |event| match owner.upgrade() {
+            Some(owner) => {
+                hook(&owner, event);
+                true
+            }
+            None => false,
+        }));
     }
 }
 

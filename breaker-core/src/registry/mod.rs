@@ -1,8 +1,10 @@
-//! Named breakers: get-or-create by name, shared configs, per-instance overrides, keyed breakers.
+//! Named breakers and bulkheads: get-or-create by name, shared configs, per-instance
+//! overrides, keyed breakers.
 //!
-//! `mod.rs` holds the registry itself; `builder.rs` builds one (from code and files),
-//! `global.rs` is the process-wide one the attribute uses, `keyed.rs` the run-time keyed
-//! groups, and `hooks.rs` the public hooks on its set of breakers.
+//! `mod.rs` holds the registry itself and its breakers; `builder.rs` builds one (from code and
+//! files), `global.rs` is the process-wide one the attribute uses, `keyed.rs` the run-time
+//! keyed groups, `bulkheads.rs` the bulkheads beside the breakers, and `hooks.rs` the public
+//! hooks on its sets of breakers and of bulkheads.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -14,22 +16,27 @@ use crate::config::{Config, DEFAULT_CONFIG};
 use crate::env::Env;
 use crate::event::listeners::Subscription;
 use crate::event::Event;
+use crate::registry::bulkheads::Bulkheads;
 use crate::registry::hooks::{Hooks, RegistryEvent};
 use crate::registry::keyed::{GroupEnv, Keyed, KeyedGroups, KeyedLimits};
 use crate::sync::{Mutex, MutexGuard};
 use crate::time::clock::Clock;
 
 pub(crate) mod builder;
+pub(crate) mod bulkheads;
 pub(crate) mod global;
 pub(crate) mod hooks;
 pub(crate) mod keyed;
 
-/// A set of named breakers with their configuration, one clock and one timer scheduler.
+/// A set of named breakers and bulkheads with their configuration, one clock and one timer
+/// scheduler.
 ///
 /// `breaker(name)` returns the breaker of that name, creating it on first use with the
 /// instance configuration of that name if there is one, else the `default` shared config.
 /// Keyed breakers (one per run-time key) live in groups, one per name: [`Registry::keyed`].
-/// Cloning gives another handle to the same registry.
+/// [`bulkhead(name)`](Registry::bulkhead) does the same for bulkheads, which have configs of
+/// their own (Spring's `resilience4j.bulkhead.*`), so a breaker and a bulkhead may share a
+/// name. Cloning gives another handle to the same registry.
 ///
 /// # Lifecycle
 ///
@@ -64,18 +71,48 @@ pub(crate) struct Inner {
     pub(crate) keyed_limits_by_name: HashMap<String, KeyedLimits>,
     /// Run for every change to the set of breakers.
     pub(crate) hooks: Arc<Hooks>,
+    /// The bulkheads, beside the breakers.
+    pub(crate) bulkheads: Bulkheads,
     /// Whether the builder read `BREAKER_CONFIG` (`load_env`).
     pub(crate) read_config_env: bool,
 }
 
-/// The slot of one plain name: the breaker that has it now, if any. The lock is the name's
-/// own, held only to read or swap the handle, never while a hook or a breaker runs.
-#[derive(Default)]
-pub(crate) struct Named(Mutex<Option<CircuitBreaker>>);
+/// The slot of one plain name: the breaker (or bulkhead) that has it now, if any. The lock is
+/// the name's own, held only to read or swap the handle, never while a hook or a member runs.
+pub(crate) struct Named<M = CircuitBreaker>(Mutex<Option<M>>);
 
-impl Named {
-    fn lock(&self) -> MutexGuard<'_, Option<CircuitBreaker>> {
+impl<M> Default for Named<M> {
+    fn default() -> Self {
+        Named(Mutex::new(None))
+    }
+}
+
+impl<M: Clone> Named<M> {
+    fn lock(&self) -> MutexGuard<'_, Option<M>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The member named `name` in `slots`, made by `make` and announced to `hooks`
+    /// ([`RegistryEvent::Added`]) if the name has none.
+    fn get_or_add(
+        slots: &ConcurrentMap<String, Named<M>>,
+        name: &str,
+        hooks: &Hooks<M>,
+        make: impl FnOnce() -> M,
+    ) -> M {
+        let slot = match slots.get(name) {
+            Some(slot) => slot,
+            None => slots.get_or_insert_with(name.to_owned(), Named::default),
+        };
+        let mut current = slot.lock();
+        if let Some(member) = &*current {
+            return member.clone();
+        }
+        let made = make();
+        *current = Some(made.clone());
+        drop(current);
+        hooks.run(&RegistryEvent::Added(&made));
+        made
     }
 }
 
@@ -83,22 +120,10 @@ impl Registry {
     /// The breaker named `name`, created on first use.
     pub fn breaker(&self, name: &str) -> CircuitBreaker {
         let inner = &*self.inner;
-        let slot = match inner.breakers.get(name) {
-            Some(slot) => slot,
-            None => inner
-                .breakers
-                .get_or_insert_with(name.to_owned(), Named::default),
-        };
-        let mut current = slot.lock();
-        if let Some(breaker) = &*current {
-            return breaker.clone();
-        }
-        let config = self.config_for(name).clone();
-        let made = CircuitBreaker::with_env(name, config, Arc::clone(&inner.env));
-        *current = Some(made.clone());
-        drop(current);
-        inner.hooks.run(&RegistryEvent::Added(&made));
-        made
+        Named::get_or_add(&inner.breakers, name, &inner.hooks, || {
+            let config = self.config_for(name).clone();
+            CircuitBreaker::with_env(name, config, Arc::clone(&inner.env))
+        })
     }
 
     /// Calls `hook` for every change to this registry's set of breakers from now on: every
@@ -111,10 +136,7 @@ impl Registry {
     where
         F: Fn(&RegistryEvent<'_>) + Send + Sync + 'static,
     {
-        self.inner.hooks.add(Arc::new(move |event| {
-            hook(event);
-            true
-        }));
+        self.inner.hooks.add_for_ever(hook);
     }
 
     /// [`on_registry_event`](Registry::on_registry_event) for a hook that belongs to `owner`
@@ -126,16 +148,7 @@ impl Registry {
         T: Send + Sync + 'static,
         F: Fn(&T, &RegistryEvent<'_>) + Send + Sync + 'static,
     {
-        let owner = Arc::downgrade(owner);
-        self.inner
-            .hooks
-            .add(Arc::new(move |event| match owner.upgrade() {
-                Some(owner) => {
-                    hook(&owner, event);
-                    true
-                }
-                None => false,
-            }));
+        self.inner.hooks.add_for_owner(owner, hook);
     }
 
     /// How many registry-event hooks are registered (of owners still alive, and of those gone
@@ -229,7 +242,8 @@ impl Registry {
     }
 
     /// The tags for every metric this registry exports (`RegistryBuilder::tag` and the files'
-    /// `resilience4j.circuitbreaker.tags.<name>`), as (label name, value) sorted by name.
+    /// `resilience4j.circuitbreaker.tags.<name>` and `resilience4j.bulkhead.tags.<name>`), as
+    /// (label name, value) sorted by name.
     pub fn tags(&self) -> &[(String, String)] {
         &self.inner.tags
     }
@@ -292,7 +306,8 @@ impl Registry {
     /// Timers waiting in the registry's scheduler: at most one per breaker, since a state's
     /// timer leaves the queue when the state is left, plus one sweep timer per keyed group
     /// that has breakers and evicts idle ones, plus one refresh timer of the metrics export
-    /// (`MetricsExport`, feature `metrics`) while it exports breakers.
+    /// (`MetricsExport`, feature `metrics`) while it exports breakers, plus one per call waiting
+    /// for a place in one of its bulkheads (the end of its `max-wait-duration`).
     pub fn pending_timers(&self) -> usize {
         self.inner.env.scheduler().pending()
     }
@@ -302,6 +317,7 @@ impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("breakers", &self.inner.breakers.len())
+            .field("bulkheads", &self.inner.bulkheads.len())
             .field("clock", &self.inner.env.clock())
             .finish_non_exhaustive()
     }

@@ -11,6 +11,7 @@ mod support;
 
 mod backoff;
 mod bulkhead;
+mod bulkhead_registry;
 mod calls;
 mod cancellation;
 mod documented;

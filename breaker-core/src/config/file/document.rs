@@ -83,9 +83,16 @@ pub(super) struct Notes {
     pub(super) near_misses: Vec<NearMiss>,
     /// YAML documents skipped because they belong to a Spring profile: (line, profile).
     pub(super) profiles: Vec<(u32, String)>,
+    /// The first line of a `resilience4j.thread-pool-bulkhead` section, which is not read.
+    pub(super) thread_pool_bulkhead: Option<u32>,
 }
 
 impl Notes {
+    /// Notes a skipped `resilience4j.thread-pool-bulkhead` key (or TOML table) at `line`.
+    pub(super) fn thread_pool_bulkhead(&mut self, line: u32) {
+        self.thread_pool_bulkhead.get_or_insert(line);
+    }
+
     /// Notes a skipped key with root `root` that looks like a breaker key.
     pub(super) fn near_miss(&mut self, line: u32, root: &str, why: &'static str) {
         match self.near_misses.iter_mut().find(|n| n.root == root) {
@@ -165,7 +172,7 @@ impl<P: Pattern> Sections for Document<'_, P> {
                     format!("an empty name in {}", group.name()),
                 )
                 .at(line)
-                .with_expected("a breaker or shared-config name that is not empty"));
+                .with_expected("an instance or shared-config name that is not empty"));
         }
         if let Some(&i) = self.index.get(&(group, name.to_owned())) {
             return Ok(i);

@@ -2,11 +2,12 @@
 //! loaded into a [`RegistryBuilder`].
 //!
 //! The three formats describe the same thing as Spring's `resilience4j.<pattern>.*`:
-//! `configs.<name>` (shared configs, `default` among them), `instances.<name>` (one breaker
-//! each) and `tags.<name>` (the registry's metric tags), with the keys of the pattern's table
-//! (for the circuit breaker, [`crate::config::keys`]) in any of Spring's relaxed spellings.
-//! Breaker reads the `circuitbreaker` pattern; the sections of Resilience4j's other modules
-//! are skipped (a time limiter's timeout with a warning).
+//! `configs.<name>` (shared configs, `default` among them), `instances.<name>` (one breaker or
+//! bulkhead each) and `tags.<name>` (the registry's metric tags), with the keys of the
+//! pattern's table (for the circuit breaker [`crate::config::keys`], for the bulkhead
+//! [`crate::bulkhead::keys`]) in any of Spring's relaxed spellings. Breaker reads the
+//! `circuitbreaker` and `bulkhead` patterns; the sections of Resilience4j's other modules are
+//! skipped (a time limiter's timeout and a thread-pool bulkhead with a warning).
 //!
 //! Loading is all or nothing: the file is parsed, every value checked, every `base-config`
 //! followed and every config built before anything reaches the builder. The first problem is
@@ -38,6 +39,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use crate::config::bulkhead::BulkheadConfig;
 use crate::config::table::ErrorKinds;
 use crate::config::{tags, Config};
 use crate::log_safe::LogSafe;
@@ -46,8 +48,24 @@ use build::Built;
 use document::{Document, Notes, Reading, Sections};
 pub use error::{LoadError, LoadErrorKind};
 
-/// What a file gives the registry: its circuit breakers' configs and tags.
-pub(crate) type Loaded = Built<Config>;
+/// What a file gives the registry: the configs of its circuit breakers and of its bulkheads,
+/// and its tags.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    pub(crate) breakers: Built<Config>,
+    pub(crate) bulkheads: Built<BulkheadConfig>,
+    /// The tags of every pattern's section (`resilience4j.<pattern>.tags.<name>`), each once:
+    /// (label name, value, line). The registry has one set of tags, on every metric it exports.
+    pub(crate) tags: Vec<(String, String, u32)>,
+}
+
+/// The shared configs given in code, by pattern: the bases a file's `base-config` may name
+/// beside its own `configs`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CodeConfigs<'a> {
+    pub(crate) breakers: &'a HashMap<String, Config>,
+    pub(crate) bulkheads: &'a HashMap<String, BulkheadConfig>,
+}
 
 /// The environment variable that points the global registry at a configuration file
 /// (`.toml`, `.properties`, `.yml` or `.yaml`); see [`Registry::global`](crate::Registry::global).
@@ -85,20 +103,70 @@ impl Format {
 }
 
 /// Reads `bytes` as `format`, resolves it against the shared configs and error kinds the
-/// builder already has, and builds every config.
+/// builder already has, and builds every config of every pattern.
 pub(crate) fn load(
     format: Format,
     file: &str,
     bytes: &[u8],
-    code_configs: &HashMap<String, Config>,
+    code: CodeConfigs<'_>,
     kinds: &ErrorKinds,
 ) -> Result<Loaded, LoadError> {
     let text = decode(format, file, bytes)?;
-    let mut breakers = Document::<Config>::new(file);
-    let notes = read(format, file, &text, vec![&mut breakers])?;
-    let loaded = build::build_all(&breakers, code_configs, kinds)?;
+    let mut breaker_doc = Document::<Config>::new(file);
+    let mut bulkhead_doc = Document::<BulkheadConfig>::new(file);
+    let notes = read(
+        format,
+        file,
+        &text,
+        vec![&mut breaker_doc, &mut bulkhead_doc],
+    )?;
+    let mut breakers = build::build_all(&breaker_doc, code.breakers, kinds)?;
+    let mut bulkheads = build::build_all(&bulkhead_doc, code.bulkheads, kinds)?;
+    let tags = merge_tags(
+        file,
+        std::mem::take(&mut breakers.tags),
+        std::mem::take(&mut bulkheads.tags),
+    )?;
     note(file, &notes);
-    Ok(loaded)
+    Ok(Loaded {
+        breakers,
+        bulkheads,
+        tags,
+    })
+}
+
+/// One list of the registry's tags from the breakers' (`first`) and the bulkheads' (`second`)
+/// sections: a tag both give with the same value is kept once, with different values it is an
+/// error at the second one's line.
+fn merge_tags(
+    file: &str,
+    mut first: Vec<(String, String, u32)>,
+    second: Vec<(String, String, u32)>,
+) -> Result<Vec<(String, String, u32)>, LoadError> {
+    for (name, value, line) in second {
+        match first.iter().find(|(n, _, _)| *n == name) {
+            Some((_, v, _)) if *v == value => {}
+            Some((_, v, first_line)) => {
+                return Err(LoadError::new(
+                    LoadErrorKind::DuplicateKey,
+                    file,
+                    format!(
+                        "tag `{name}` is `{v}` on line {first_line} and `{value}` here; the \
+                         registry's tags are on every metric it exports"
+                    ),
+                )
+                .at(line)
+                .with_key(&format!("tags.{name}"))
+                .with_value(&value)
+                .with_expected(
+                    "one value per tag across resilience4j.circuitbreaker.tags and \
+                     resilience4j.bulkhead.tags",
+                ))
+            }
+            None => first.push((name, value, line)),
+        }
+    }
+    Ok(first)
 }
 
 /// Reads `text` in `format` into the documents of `patterns` (the first also takes a TOML
@@ -147,6 +215,15 @@ fn note(file: &str, doc: &Notes) {
             key = %LogSafe(key),
             "breaker: a time limiter's timeout is not read; breaker has no separate time \
              limiter: set `timeout-duration` in the breaker's own section to cancel slow calls"
+        );
+    }
+    if let Some(line) = doc.thread_pool_bulkhead {
+        tracing::warn!(
+            file = %LogSafe(file),
+            line,
+            "breaker: skipped `resilience4j.thread-pool-bulkhead`; breaker has no thread-pool \
+             bulkhead: its semaphore bulkhead (`resilience4j.bulkhead`, `max-concurrent-calls`) \
+             limits the calls in flight without a pool of its own"
         );
     }
     for (line, key) in &doc.ignored {
@@ -226,14 +303,18 @@ mod tests {
     use super::*;
     use crate::classify::ErrorKind;
 
-    fn load_str(format: Format, text: &str) -> Result<Loaded, LoadError> {
-        load(
-            format,
-            "test",
-            text.as_bytes(),
-            &HashMap::new(),
-            &HashMap::new(),
-        )
+    fn load_str(format: Format, text: &str) -> Result<Built<Config>, LoadError> {
+        load_all(format, text.as_bytes()).map(|loaded| loaded.breakers)
+    }
+
+    /// Loads `bytes` with no configs or error kinds given in code.
+    fn load_all(format: Format, bytes: &[u8]) -> Result<Loaded, LoadError> {
+        let none = (HashMap::new(), HashMap::new());
+        let code = CodeConfigs {
+            breakers: &none.0,
+            bulkheads: &none.1,
+        };
+        load(format, "test", bytes, code, &HashMap::new())
     }
 
     /// A second pattern, declared with the same table macro: its rows give its config, and the
@@ -300,7 +381,10 @@ mod tests {
     }
 
     /// Reads `text` into a toy document and a breaker document at once, and builds both.
-    fn load_two(format: Format, text: &str) -> Result<(Built<toy::ToyConfig>, Loaded), LoadError> {
+    fn load_two(
+        format: Format,
+        text: &str,
+    ) -> Result<(Built<toy::ToyConfig>, Built<Config>), LoadError> {
         let kinds: ErrorKinds = [(
             "Boom".to_owned(),
             ErrorKind::of_type::<std::io::Error>("Boom"),
@@ -503,14 +587,7 @@ mod tests {
     #[test]
     fn not_utf8_names_the_line() {
         for format in [Format::Toml, Format::Yaml] {
-            let err = load(
-                format,
-                "x",
-                b"a = 1\nb = \xff\n",
-                &HashMap::new(),
-                &HashMap::new(),
-            )
-            .unwrap_err();
+            let err = load_all(format, b"a = 1\nb = \xff\n").unwrap_err();
             assert_eq!(err.kind(), LoadErrorKind::NotUtf8);
             assert_eq!(err.line(), Some(2));
         }

@@ -37,7 +37,8 @@ type ListItems = BTreeMap<u64, (String, u32)>;
 /// lists once every item is in.
 pub(super) struct Flat<'d, 'r, 'f> {
     doc: &'d mut Reading<'r, 'f>,
-    /// What a breaker key looks like in this format, for error messages.
+    /// What a breaker key looks like in this format, for error messages ([`Flat::shape`]
+    /// writes another pattern's).
     shape: &'static str,
     /// (pattern, section, key's canonical name) -> (the key as written, the line of its first
     /// item, the items)
@@ -56,6 +57,11 @@ impl<'d, 'r, 'f> Flat<'d, 'r, 'f> {
     /// The file being read.
     pub(super) fn doc(&self) -> &Reading<'r, 'f> {
         self.doc
+    }
+
+    /// What a key of pattern `p` looks like in this format, for error messages.
+    fn shape(&self, p: usize) -> String {
+        self.shape.replace("circuitbreaker", self.doc.root(p))
     }
 
     /// Reads the entry `key = value` of line `line`.
@@ -82,13 +88,14 @@ impl<'d, 'r, 'f> Flat<'d, 'r, 'f> {
                     .with_expected(shape))
             }
         };
-        let unknown = |doc: &Reading<'_, '_>, problem: String| {
+        let unknown_as = |doc: &Reading<'_, '_>, problem: String, shape: &str| {
             doc.error(LoadErrorKind::UnknownKey, problem)
                 .at(line)
                 .with_key(key)
                 .with_value(value)
                 .with_expected(shape)
         };
+        let unknown = |doc: &Reading<'_, '_>, problem: String| unknown_as(doc, problem, shape);
         let [first, rest @ ..] = elements.as_slice() else {
             return Ok(());
         };
@@ -124,12 +131,18 @@ impl<'d, 'r, 'f> Flat<'d, 'r, 'f> {
             .flatten();
         let Some(p) = pattern else {
             if spelling::is_resilience4j_module(&module.text) && !module.bracketed {
-                if spelling::uniform(&module.text) == "timelimiter"
-                    && rest
-                        .last()
-                        .is_some_and(|k| spelling::uniform(&k.text) == "timeoutduration")
-                {
-                    doc.notes.time_limits.push((line, key.to_owned()));
+                match spelling::uniform(&module.text).as_str() {
+                    "timelimiter"
+                        if rest
+                            .last()
+                            .is_some_and(|k| spelling::uniform(&k.text) == "timeoutduration") =>
+                    {
+                        doc.notes.time_limits.push((line, key.to_owned()));
+                    }
+                    "threadpoolbulkhead" if !value.is_empty() => {
+                        doc.notes.thread_pool_bulkhead(line);
+                    }
+                    _ => {}
                 }
                 return Ok(());
             }
@@ -141,6 +154,10 @@ impl<'d, 'r, 'f> Flat<'d, 'r, 'f> {
                 ),
             ));
         };
+        let pattern_shape = self.shape(p);
+        let doc = &mut *self.doc;
+        let unknown =
+            |doc: &Reading<'_, '_>, problem: String| unknown_as(doc, problem, &pattern_shape);
         let plain = |e: &Element| !e.bracketed;
         let aspect_order = format!("{}aspectorder", doc.root(p));
         if empty_container(&rest[1..]) {
@@ -229,7 +246,7 @@ impl<'d, 'r, 'f> Flat<'d, 'r, 'f> {
                 .at(line)
                 .with_key(key)
                 .with_value(value)
-                .with_expected(self.shape));
+                .with_expected(self.shape(p)));
         };
         self.doc.section(p, group_kind, name, line)
     }
@@ -260,7 +277,7 @@ impl<'d, 'r, 'f> Flat<'d, 'r, 'f> {
                 .at(line)
                 .with_key(key)
                 .with_value(value)
-                .with_expected(self.shape));
+                .with_expected(self.shape(p)));
         }
         let keyed = crate::name::keyed_display(&name.text, &id.text);
         self.section(p, line, key, value, group, &keyed)

@@ -15,10 +15,11 @@
 //!
 //! The same tables may sit under `[resilience4j.circuitbreaker]`
 //! (`[resilience4j.circuitbreaker.instances.productService]`), as in a Spring `application.yml`
-//! turned into TOML; every `[resilience4j.<pattern>]` of a pattern being read is read so, and
-//! the rest of such a file (other tables, other Resilience4j modules) is skipped. Without that
-//! prefix, the file is breaker's alone and only `configs` and `instances` (of the first pattern
-//! read, the circuit breaker) may appear at its top.
+//! turned into TOML; every `[resilience4j.<pattern>]` of a pattern being read is read so
+//! (`[resilience4j.bulkhead.instances.productService]` configures a bulkhead), and the rest of
+//! such a file (other tables, other Resilience4j modules) is skipped. Without that prefix, the
+//! file is breaker's alone and only `configs` and `instances` (of the first pattern read, the
+//! circuit breaker) may appear at its top.
 
 use std::ops::Range;
 
@@ -95,8 +96,12 @@ pub(super) fn parse(text: &str, doc: &mut Reading<'_, '_>) -> Result<(), LoadErr
         let module = module_key.get_ref();
         let Some(p) = doc.pattern(module) else {
             if spelling::is_resilience4j_module(module) {
-                if spelling::uniform(module) == "timelimiter" {
-                    note_time_limits(module_value, &lines, doc);
+                match spelling::uniform(module).as_str() {
+                    "timelimiter" => note_time_limits(module_value, &lines, doc),
+                    "threadpoolbulkhead" => {
+                        doc.notes.thread_pool_bulkhead(lines.of(module_key.span()));
+                    }
+                    _ => {}
                 }
                 continue;
             }
@@ -107,7 +112,7 @@ pub(super) fn parse(text: &str, doc: &mut Reading<'_, '_>) -> Result<(), LoadErr
                 )
                 .at(lines.of(module_key.span()))
                 .with_key(module)
-                .with_expected("resilience4j.circuitbreaker"));
+                .with_expected("resilience4j.circuitbreaker or resilience4j.bulkhead"));
         };
         let section = table(module_value, module_key, "resilience4j.", &lines, doc)?;
         let prefix = format!("resilience4j.{module}.");
