@@ -478,8 +478,9 @@ fn lookups_during_growth_find_every_breaker() {
     });
 }
 
-/// A bulkhead on a manual clock (its waits end only when a model advances it).
-fn bulkhead(limit: u32, fair: bool) -> (ManualClock, Bulkhead) {
+/// A registry on a manual clock with one bulkhead, `bh` (its waits end only when a model
+/// advances the clock).
+fn bulkhead(limit: u32, fair: bool) -> (ManualClock, Bulkhead, Registry) {
     let clock = ManualClock::new();
     let config = BulkheadConfig::builder()
         .max_concurrent_calls(limit)
@@ -487,7 +488,12 @@ fn bulkhead(limit: u32, fair: bool) -> (ManualClock, Bulkhead) {
         .fair_call_handling_enabled(fair)
         .build()
         .unwrap();
-    (clock.clone(), Bulkhead::on_clock("bh", config, clock))
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .bulkhead_instance("bh", config)
+        .build();
+    let bh = registry.bulkhead("bh");
+    (clock, bh, registry)
 }
 
 /// Counts the holders of a place, and fails the model if more than the limit hold one. Its
@@ -517,7 +523,7 @@ fn bulkhead_a_released_place_reaches_the_waiter_or_a_newcomer_never_both() {
             "bulkhead hand-off, unfair"
         };
         check(name, 3, move || {
-            let (_clock, bh) = bulkhead(1, fair);
+            let (_clock, bh, _registry) = bulkhead(1, fair);
             let holders = Arc::new(Holders::default());
             let held = bh.try_acquire_owned().unwrap();
             let waiter = {
@@ -549,7 +555,7 @@ fn bulkhead_a_released_place_reaches_the_waiter_or_a_newcomer_never_both() {
 #[test]
 fn bulkhead_a_dropped_waiter_racing_its_grant_gives_the_place_back_once() {
     check("bulkhead cancel vs grant", 3, || {
-        let (_clock, bh) = bulkhead(1, true);
+        let (_clock, bh, _registry) = bulkhead(1, true);
         let held = bh.try_acquire_owned().unwrap();
         let mut waiting = Box::pin(bh.acquire());
         let polled = waiting
@@ -569,7 +575,7 @@ fn bulkhead_a_dropped_waiter_racing_its_grant_gives_the_place_back_once() {
 #[test]
 fn bulkhead_a_timer_racing_a_grant_ends_the_wait_once() {
     check("bulkhead timer vs grant", 3, || {
-        let (clock, bh) = bulkhead(1, true);
+        let (clock, bh, _registry) = bulkhead(1, true);
         let held = bh.try_acquire_owned().unwrap();
         let mut waiting = Box::pin(bh.acquire());
         let mut cx = Context::from_waker(Waker::noop());

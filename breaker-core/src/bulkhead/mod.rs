@@ -46,10 +46,11 @@
 //!
 //! Taking a free place is one compare-and-swap on one atomic word; giving it back is one
 //! `fetch_add`; a refusal without waiting is one load. None of them locks or allocates, and
-//! an event is built only when someone listens. A call that waits takes the queue's lock, and
-//! sets a timer on the scheduler (which allocates the timer's node in the scheduler's queue);
-//! the bulkhead's own waiter queue keeps its capacity, so it allocates only when more calls
-//! wait at once than ever before. `semaphore.rs` describes the algorithm.
+//! an event is built only when someone listens. A call that waits takes the queue's lock and
+//! sets a timer in the scheduler's queue; both keep their capacity, so a wait allocates only
+//! when more calls wait at once than before (the scheduler's ordered map may then add a node).
+//! `semaphore.rs` describes the algorithm; `tests/no_alloc/bulkhead.rs` counts the
+//! allocations.
 
 use std::fmt;
 use std::future::Future;
@@ -127,15 +128,6 @@ impl Bulkhead {
                 detached: AtomicBool::new(false),
             }),
         }
-    }
-
-    /// A bulkhead on `clock` with an environment of its own, for the loom models
-    /// (breaker-model): [`Bulkhead::new`]'s environment is a process-wide static, which cannot
-    /// hold loom's objects across model runs.
-    #[cfg(loom)]
-    #[doc(hidden)]
-    pub fn on_clock(name: &str, config: BulkheadConfig, clock: crate::ManualClock) -> Bulkhead {
-        Bulkhead::with_env(name, config, Env::new(Clock::from(clock), Some(0)))
     }
 
     /// The bulkhead's name.
@@ -263,7 +255,6 @@ impl Bulkhead {
 
     /// Stops the registry's listeners hearing this bulkhead (it was removed from its
     /// registry; it goes on working for whoever holds it).
-    #[allow(dead_code, reason = "the registry's `remove_bulkhead` is its caller")]
     pub(crate) fn detach(&self) {
         self.core.detached.store(true, Ordering::Relaxed);
     }
