@@ -107,9 +107,7 @@ impl Bulkhead {
     /// A bulkhead of its own, outside any registry, on the system clock. Its timers run on one
     /// scheduler shared by all such bulkheads (and stand-alone breakers).
     pub fn new(name: &str, config: BulkheadConfig) -> Bulkhead {
-        static STANDALONE: once_cell::sync::Lazy<Arc<Env>> =
-            once_cell::sync::Lazy::new(|| Env::new(Clock::system(), None));
-        Bulkhead::with_env(name, config, Arc::clone(&STANDALONE))
+        Bulkhead::with_env(name, config, Env::standalone())
     }
 
     /// A bulkhead of a registry, on the registry's clock, scheduler and listeners.
