@@ -7,12 +7,15 @@
 //! --nocapture`) and fails if it explored only one, which would mean loom saw no concurrency.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker_model::bulkhead::{Bulkhead, BulkheadConfig, BulkheadPermit};
+use breaker_model::bulkhead::{
+    Acquire, Bulkhead, BulkheadConfig, BulkheadPermit, OwnedBulkheadPermit,
+};
 use breaker_model::{
     CircuitBreaker, Config, EventKind, ManualClock, Outcome, Registry, State, Subscription,
 };
@@ -544,10 +547,26 @@ fn bulkhead_a_released_place_reaches_the_waiter_or_a_newcomer_never_both() {
             drop(held);
             waiter.join().unwrap();
             newcomer.join().unwrap();
-            let m = bh.metrics();
-            assert_eq!((m.available_concurrent_calls(), m.waiting_calls()), (1, 0));
+            assert_every_place_back(&bh);
         });
     }
+}
+
+/// The place is free again and nobody waits.
+fn assert_every_place_back(bh: &Bulkhead) {
+    let m = bh.metrics();
+    assert_eq!((m.available_concurrent_calls(), m.waiting_calls()), (1, 0));
+}
+
+/// The one place of `bh` taken, and a call waiting for it (polled once).
+fn held_and_waiting(bh: &Bulkhead) -> (OwnedBulkheadPermit, Pin<Box<Acquire<'_>>>) {
+    let held = bh.try_acquire_owned().unwrap();
+    let mut waiting = Box::pin(bh.acquire());
+    let polled = waiting
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()));
+    assert!(polled.is_pending());
+    (held, waiting)
 }
 
 /// A waiting future dropped while its place is handed to it: the place goes back (to the
@@ -556,17 +575,11 @@ fn bulkhead_a_released_place_reaches_the_waiter_or_a_newcomer_never_both() {
 fn bulkhead_a_dropped_waiter_racing_its_grant_gives_the_place_back_once() {
     check("bulkhead cancel vs grant", 3, || {
         let (_clock, bh, _registry) = bulkhead(1, true);
-        let held = bh.try_acquire_owned().unwrap();
-        let mut waiting = Box::pin(bh.acquire());
-        let polled = waiting
-            .as_mut()
-            .poll(&mut Context::from_waker(Waker::noop()));
-        assert!(polled.is_pending());
+        let (held, waiting) = held_and_waiting(&bh);
         let releaser = thread::spawn(move || drop(held));
         drop(waiting);
         releaser.join().unwrap();
-        let m = bh.metrics();
-        assert_eq!((m.available_concurrent_calls(), m.waiting_calls()), (1, 0));
+        assert_every_place_back(&bh);
     });
 }
 
@@ -576,10 +589,8 @@ fn bulkhead_a_dropped_waiter_racing_its_grant_gives_the_place_back_once() {
 fn bulkhead_a_timer_racing_a_grant_ends_the_wait_once() {
     check("bulkhead timer vs grant", 3, || {
         let (clock, bh, _registry) = bulkhead(1, true);
-        let held = bh.try_acquire_owned().unwrap();
-        let mut waiting = Box::pin(bh.acquire());
+        let (held, mut waiting) = held_and_waiting(&bh);
         let mut cx = Context::from_waker(Waker::noop());
-        assert!(waiting.as_mut().poll(&mut cx).is_pending());
         let timer = thread::spawn(move || clock.advance(WAIT));
         drop(held);
         timer.join().unwrap();
@@ -588,7 +599,6 @@ fn bulkhead_a_timer_racing_a_grant_ends_the_wait_once() {
             Poll::Ready(Err(_)) => {}
             Poll::Pending => panic!("the wait outlived both its grant and its timer"),
         }
-        let m = bh.metrics();
-        assert_eq!((m.available_concurrent_calls(), m.waiting_calls()), (1, 0));
+        assert_every_place_back(&bh);
     });
 }
