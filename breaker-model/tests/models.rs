@@ -602,3 +602,36 @@ fn bulkhead_a_timer_racing_a_grant_ends_the_wait_once() {
         assert_every_place_back(&bh);
     });
 }
+
+/// A limit raised while a call gives its place back and another waits: the waiter gets a place
+/// from one or the other, and the count settles on the new limit.
+#[test]
+fn bulkhead_a_limit_change_racing_a_release_settles_on_the_new_limit() {
+    check("bulkhead resize vs release", 3, || {
+        let (_clock, bh, _registry) = bulkhead(1, true);
+        let (held, mut waiting) = held_and_waiting(&bh);
+        let resizer = {
+            let bh = bh.clone();
+            thread::spawn(move || {
+                let raised = BulkheadConfig::builder()
+                    .max_concurrent_calls(2)
+                    .max_wait_duration(bh.config().max_wait_duration())
+                    .build()
+                    .unwrap();
+                bh.change_config(raised);
+            })
+        };
+        drop(held);
+        resizer.join().unwrap();
+        let polled = waiting
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()));
+        let Poll::Ready(Ok(permit)) = polled else {
+            panic!("a place came free twice, and the waiter has none: {polled:?}");
+        };
+        let m = bh.metrics();
+        assert_eq!((m.available_concurrent_calls(), m.waiting_calls()), (1, 0));
+        drop(permit);
+        assert_eq!(bh.metrics().available_concurrent_calls(), 2);
+    });
+}
