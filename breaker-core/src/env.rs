@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::bulkhead::BulkheadEvent;
+use crate::bulkhead::event::BulkheadEvent;
 use crate::event::listeners::Listeners;
 use crate::time::clock::Clock;
 use crate::time::scheduler::Scheduler;

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::bulkhead::{Bulkhead, BulkheadCore};
+use crate::bulkhead::core::{Bulkhead, BulkheadCore};
 
 /// A place in a [`Bulkhead`], from [`try_acquire`](Bulkhead::try_acquire),
 /// [`acquire`](Bulkhead::acquire) or [`acquire_blocking`](Bulkhead::acquire_blocking).

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -46,7 +46,7 @@ fn counting_waker() -> (Arc<Counter>, Waker) {
 }
 
 fn pending_timers(bulkhead: &Bulkhead) -> usize {
-    bulkhead.core.env.scheduler().pending()
+    bulkhead.core.env().scheduler().pending()
 }
 
 #[test]
