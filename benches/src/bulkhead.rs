@@ -33,12 +33,13 @@
 //! The machines this runs on are shared and noisy: only the ratios within one run mean
 //! anything.
 
+mod echo;
 // The overhead bench's harness: this bench uses part of it.
 #[allow(dead_code)]
 mod harness;
 
 use std::convert::Infallible;
-use std::future::{pending, ready, Future, Pending, Ready};
+use std::future::{pending, Future, Pending};
 use std::hint::black_box;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -48,9 +49,9 @@ use breaker::{Bulkhead, BulkheadConfig, CircuitBreaker, Config, Registry, State}
 use tower_layer::Layer;
 use tower_service::Service;
 
+use echo::{request, through, Echo};
 use harness::{
-    allocations_per_call, block_on, measure_rows, median, row, stop_counting, two_thread_sample,
-    Plan,
+    allocations_per_call, measure_rows, median, row, stop_counting, two_thread_sample, Plan, Row,
 };
 
 /// Places in every bulkhead and semaphore of the run.
@@ -70,45 +71,6 @@ const FULL: &str = "full: refusal";
 
 /// Requests per row for the allocation counts.
 const ALLOC_CALLS: u64 = 10_000;
-
-/// The inner service: always ready, answers with its request at once.
-#[derive(Clone, Copy, Debug)]
-struct Echo;
-
-impl Service<u64> for Echo {
-    type Response = u64;
-    type Error = Infallible;
-    type Future = Ready<Result<u64, Infallible>>;
-
-    #[inline]
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    #[inline]
-    fn call(&mut self, x: u64) -> Self::Future {
-        ready(Ok(black_box(x)))
-    }
-}
-
-/// One request through `svc`: `poll_ready` (once, with a noop waker), `call`, and the response
-/// future polled to completion.
-#[inline(always)]
-fn request<S: Service<u64>>(svc: &mut S, x: u64) -> Result<S::Response, S::Error> {
-    let mut cx = Context::from_waker(Waker::noop());
-    match svc.poll_ready(&mut cx) {
-        Poll::Ready(Ok(())) => block_on(svc.call(x)),
-        Poll::Ready(Err(e)) => Err(e),
-        Poll::Pending => panic!("the services of these rows are ready at once"),
-    }
-}
-
-/// A row's work: one request through `svc`, result discarded.
-fn through<S: Service<u64>>(mut svc: S) -> impl FnMut() {
-    move || {
-        black_box(request(&mut svc, black_box(1))).ok();
-    }
-}
 
 fn ours() -> Bulkhead {
     let config = BulkheadConfig::builder()
@@ -165,6 +127,12 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// A row of a group: its allocations per call of `f`, counted now over `calls` calls, and its
+/// timing, in batches of `plan`.
+fn counted<'a>(plan: &'a Plan, calls: u64, mut f: impl FnMut() + 'a) -> (f64, Row<'a>) {
+    (allocations_per_call(calls, &mut f), row(plan, f))
+}
+
 /// The rows of the run, printed as they are added, with allocations per call; kept for the
 /// ratios.
 #[derive(Default)]
@@ -177,6 +145,22 @@ impl Rows {
         let allocs = allocs.map_or(String::from("      -"), |a| format!("{a:>7.2}"));
         println!("  {group:<28} {name:<34} {ns:>11.1} ns {allocs} allocs");
         self.rows.push((group, name, ns));
+    }
+
+    /// Times `rows` in alternating batches and adds them to `group`, `names[i]` with
+    /// `rows[i]`'s time and allocations.
+    fn add_timed<const N: usize>(
+        &mut self,
+        plan: &Plan,
+        group: &'static str,
+        names: [&'static str; N],
+        rows: [(f64, Row<'_>); N],
+    ) {
+        let allocs = rows.each_ref().map(|r| r.0);
+        let times = measure_rows(plan, rows.map(|r| r.1));
+        for ((name, ns), allocs) in names.into_iter().zip(times).zip(allocs) {
+            self.add(group, name, ns, Some(allocs));
+        }
     }
 
     fn ns(&self, group: &str, name: &str) -> f64 {
@@ -202,32 +186,19 @@ fn uncontended(plan: &Plan, t: &mut Rows) {
     assert_eq!(request(&mut limit.clone(), 7).ok(), Some(7));
     assert_eq!(request(&mut resilience.clone(), 7).ok(), Some(7));
 
-    let mut ours_row = || drop(black_box(bulkhead.try_acquire().unwrap()));
-    let mut tokio_row = || drop(black_box(semaphore.try_acquire().unwrap()));
-    let mut layer_row = through(layer);
-    let mut limit_row = through(limit);
-    let mut resilience_row = through(resilience);
-    let allocs = [
-        allocations_per_call(ALLOC_CALLS, &mut ours_row),
-        allocations_per_call(ALLOC_CALLS, &mut tokio_row),
-        allocations_per_call(ALLOC_CALLS, &mut layer_row),
-        allocations_per_call(ALLOC_CALLS, &mut limit_row),
-        allocations_per_call(ALLOC_CALLS, &mut resilience_row),
+    let rows = [
+        counted(plan, ALLOC_CALLS, || {
+            drop(black_box(bulkhead.try_acquire().unwrap()));
+        }),
+        counted(plan, ALLOC_CALLS, || {
+            drop(black_box(semaphore.try_acquire().unwrap()));
+        }),
+        counted(plan, ALLOC_CALLS, through(layer)),
+        counted(plan, ALLOC_CALLS, through(limit)),
+        counted(plan, ALLOC_CALLS, through(resilience)),
     ];
-    let times = measure_rows(
-        plan,
-        [
-            row(plan, ours_row),
-            row(plan, tokio_row),
-            row(plan, layer_row),
-            row(plan, limit_row),
-            row(plan, resilience_row),
-        ],
-    );
     let names = [OURS, TOKIO, OURS_LAYER, CONCURRENCY_LIMIT, TOWER_RESILIENCE];
-    for ((name, ns), allocs) in names.into_iter().zip(times).zip(allocs) {
-        t.add(UNCONTENDED, name, ns, Some(allocs));
-    }
+    t.add_timed(plan, UNCONTENDED, names, rows);
     assert_eq!(bulkhead.metrics().available_concurrent_calls(), PLACES);
     assert_eq!(semaphore.available_permits(), PLACES as usize);
 }
@@ -284,8 +255,9 @@ fn full(plan: &Plan, t: &mut Rows) {
     let breaker = open_breaker();
     let mut open_layer = CircuitBreakerLayer::new(breaker.clone()).layer(Echo);
 
-    // Every place held for the whole group: ours and tokio's by permits, the layers' by
-    // response futures called and not polled (each holds its place from `call` on).
+    // Every place held for the whole group: ours (which our layer shares) and tokio's by
+    // permits; ConcurrencyLimit's by response futures called and not polled (each holds the
+    // permit its `poll_ready` took); tower-resilience's by requests that never finish.
     let _held: Vec<_> = (0..PLACES)
         .map(|_| bulkhead.try_acquire().unwrap())
         .collect();
@@ -318,45 +290,27 @@ fn full(plan: &Plan, t: &mut Rows) {
     assert!(breaker.try_acquire().is_err());
     assert!(request(&mut open_layer, 7).unwrap_err().is_rejected());
 
-    let mut ours_row = || {
-        black_box(bulkhead.try_acquire().unwrap_err());
-    };
-    let mut tokio_row = || {
-        black_box(semaphore.try_acquire().unwrap_err());
-    };
-    let mut layer_row = through(layer);
-    let mut limit_row = || {
-        let mut cx = Context::from_waker(Waker::noop());
-        assert!(black_box(limit.poll_ready(&mut cx)).is_pending());
-    };
-    let mut resilience_row = through(resilience);
-    let mut breaker_row = || {
-        black_box(breaker.try_acquire().unwrap_err());
-    };
-    let mut open_layer_row = through(open_layer);
-    let allocs = [
-        allocations_per_call(ALLOC_CALLS, &mut ours_row),
-        allocations_per_call(ALLOC_CALLS, &mut tokio_row),
-        allocations_per_call(ALLOC_CALLS, &mut layer_row),
-        allocations_per_call(ALLOC_CALLS, &mut limit_row),
-        allocations_per_call(ALLOC_CALLS / 100, &mut resilience_row),
-        allocations_per_call(ALLOC_CALLS, &mut breaker_row),
-        allocations_per_call(ALLOC_CALLS, &mut open_layer_row),
-    ];
-    // A refusal by tower-resilience takes a tick of the time driver: a millisecond.
+    // A refusal by tower-resilience takes a tick of the time driver (a millisecond): its row
+    // runs fewer calls.
     let few = plan.fewer_calls(10_000);
-    let times = measure_rows(
-        plan,
-        [
-            row(plan, ours_row),
-            row(plan, tokio_row),
-            row(plan, layer_row),
-            row(plan, limit_row),
-            row(&few, resilience_row),
-            row(plan, breaker_row),
-            row(plan, open_layer_row),
-        ],
-    );
+    let rows = [
+        counted(plan, ALLOC_CALLS, || {
+            black_box(bulkhead.try_acquire().unwrap_err());
+        }),
+        counted(plan, ALLOC_CALLS, || {
+            black_box(semaphore.try_acquire().unwrap_err());
+        }),
+        counted(plan, ALLOC_CALLS, through(layer)),
+        counted(plan, ALLOC_CALLS, || {
+            let mut cx = Context::from_waker(Waker::noop());
+            assert!(black_box(limit.poll_ready(&mut cx)).is_pending());
+        }),
+        counted(&few, ALLOC_CALLS / 100, through(resilience)),
+        counted(plan, ALLOC_CALLS, || {
+            black_box(breaker.try_acquire().unwrap_err());
+        }),
+        counted(plan, ALLOC_CALLS, through(open_layer)),
+    ];
     let names = [
         OURS,
         TOKIO,
@@ -366,9 +320,7 @@ fn full(plan: &Plan, t: &mut Rows) {
         OPEN_BREAKER,
         OPEN_LAYER,
     ];
-    for ((name, ns), allocs) in names.into_iter().zip(times).zip(allocs) {
-        t.add(FULL, name, ns, Some(allocs));
-    }
+    t.add_timed(plan, FULL, names, rows);
     assert_eq!(bulkhead.metrics().available_concurrent_calls(), 0);
     assert_eq!(breaker.state(), State::Open);
 }
