@@ -55,6 +55,27 @@ pin_project! {
     }
 }
 
+/// A place or a refusal now, or, when the bulkhead has none free and a `max-wait-duration`, the
+/// wait of a request that joined its queue.
+#[inline(always)]
+fn acquire_now(
+    bulkhead: &Bulkhead,
+) -> Result<Result<OwnedBulkheadPermit, BulkheadFull>, AcquireOwned> {
+    // Without a wait, the answer is now: `try_acquire_owned` is the cheapest way to it (no
+    // handle on the bulkhead beyond the permit's).
+    if bulkhead.max_wait_duration().is_zero() {
+        return Ok(bulkhead.try_acquire_owned());
+    }
+    // With one, the wait is polled once here, with no waker: a free place is taken at once,
+    // and only a request that joined the queue goes on waiting, its wait polled with the
+    // caller's waker from then on (a place handed to it meanwhile is found at that poll).
+    let mut acquire = bulkhead.acquire_owned();
+    match Pin::new(&mut acquire).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(acquired) => Ok(acquired),
+        Poll::Pending => Err(acquire),
+    }
+}
+
 /// A request waiting for a place: the bulkhead's wait, the inner service made ready for the
 /// request, and the request.
 struct Wait<S, Request> {
@@ -89,19 +110,13 @@ where
     where
         S: Clone,
     {
-        // Polled once here, with no waker: a free place, or the refusal of a bulkhead without
-        // a wait, is known at once. Only a request that joined the queue goes on waiting, in
-        // a wait of its own polled with the caller's waker (a place handed to it meanwhile is
-        // found at that poll).
-        let mut acquire = bulkhead.acquire_owned();
-        let noop = &mut Context::from_waker(Waker::noop());
-        let state = match Pin::new(&mut acquire).poll(noop) {
-            Poll::Ready(Ok(permit)) => State::Called {
+        let state = match acquire_now(bulkhead) {
+            Ok(Ok(permit)) => State::Called {
                 fut: inner.call(request),
                 permit: Some(permit),
             },
-            Poll::Ready(Err(full)) => State::Refused { error: Some(full) },
-            Poll::Pending => State::Waiting {
+            Ok(Err(full)) => State::Refused { error: Some(full) },
+            Err(acquire) => State::Waiting {
                 wait: Wait::new(acquire, inner, request),
             },
         };

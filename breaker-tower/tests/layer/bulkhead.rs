@@ -224,6 +224,17 @@ fn a_request_waits_for_a_place_up_to_max_wait_duration_on_the_registrys_clock() 
     drop(held);
     assert_eq!(bulkhead.metrics().available_concurrent_calls(), 1);
     assert_eq!(flaky.calls(), 3);
+
+    // The wait is read per request: changed at run time to none, the bulkhead refuses at once.
+    bulkhead.change_config(bulkhead_config(1, Duration::ZERO));
+    let held = called(&mut service, 6);
+    let mut refused = called(&mut service, 7);
+    let Poll::Ready(Err(error)) = poll_once(pin!(&mut refused)) else {
+        panic!("refused at once")
+    };
+    assert!(error.is_bulkhead_full());
+    assert_eq!(bulkhead.metrics().waiting_calls(), 0);
+    drop(held);
 }
 
 #[test]
