@@ -231,10 +231,10 @@
 //! A request that gets a place or is refused at once allocates nothing: the permit holds a
 //! clone of the bulkhead's handle (a reference count), the refusal is a
 //! [`BulkheadFull`](breaker_core::BulkheadFull) (the bulkhead's name, shared), and the response
-//! future polls the inner future in place. A request that may wait (a bulkhead with a
-//! `max-wait-duration`) allocates once: its wait, with the request and the inner service, is
-//! boxed, so that every other response future stays small. An HTTP answer built by
-//! [`ErrorResponse::http_response`] allocates its body.
+//! future polls the inner future in place. A request that has to wait (every place taken, and
+//! a `max-wait-duration`) allocates its wait: boxed with the request and the inner service, so
+//! that every other response future stays small, and the wait's timer on the bulkhead's
+//! scheduler. An HTTP answer built by [`ErrorResponse::http_response`] allocates its body.
 
 #![forbid(unsafe_code)]
 
