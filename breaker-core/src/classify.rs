@@ -9,6 +9,15 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::error::BulkheadFull;
+
+/// The names of the built-in kind [`ErrorKind::bulkhead_full`]: Resilience4j's exception, by its
+/// simple name and by its class name.
+const BULKHEAD_FULL_NAMES: [&str; 2] = [
+    "BulkheadFullException",
+    "io.github.resilience4j.bulkhead.BulkheadFullException",
+];
+
 /// How a call ended, as the breaker counts it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Outcome {
@@ -234,6 +243,36 @@ impl ErrorKind {
     /// The kind `name`: every error of type `E`.
     pub fn of_type<E: 'static>(name: &str) -> ErrorKind {
         ErrorKind::new(name, |_: &E| true)
+    }
+
+    /// The built-in kind `BulkheadFullException`: a call refused by a full bulkhead inside the
+    /// breaker ([`BulkheadFull`]). Configuration files name it without registering it, as
+    /// `BulkheadFullException` or by Resilience4j's class name
+    /// `io.github.resilience4j.bulkhead.BulkheadFullException`; a kind registered under either
+    /// name takes its place.
+    ///
+    /// By default a refusal is a failure the breaker records; in `ignore-exceptions`, it counts
+    /// for nothing.
+    ///
+    /// ```
+    /// use breaker_core::{Config, ErrorKind};
+    ///
+    /// let config = Config::builder()
+    ///     .ignore_exceptions([ErrorKind::bulkhead_full()])
+    ///     .build()?;
+    /// assert_eq!(config.ignore_exceptions()[0].name(), "BulkheadFullException");
+    /// # Ok::<(), breaker_core::ConfigError>(())
+    /// ```
+    pub fn bulkhead_full() -> ErrorKind {
+        ErrorKind::of_type::<BulkheadFull>(BULKHEAD_FULL_NAMES[0])
+    }
+
+    /// The built-in kind a configuration file may name without registering it, under the name
+    /// the file gives.
+    pub(crate) fn built_in(name: &str) -> Option<ErrorKind> {
+        BULKHEAD_FULL_NAMES
+            .contains(&name)
+            .then(|| ErrorKind::of_type::<BulkheadFull>(name))
     }
 
     /// The kind's name, as configuration files spell it.

@@ -43,6 +43,14 @@ impl Env {
         })
     }
 
+    /// The environment of the breakers and bulkheads made outside any registry: the system
+    /// clock, and one scheduler for all of them.
+    pub(crate) fn standalone() -> Arc<Env> {
+        static STANDALONE: once_cell::sync::Lazy<Arc<Env>> =
+            once_cell::sync::Lazy::new(|| Env::new(Clock::system(), None));
+        Arc::clone(&STANDALONE)
+    }
+
     /// The registry's clock.
     #[inline]
     pub(crate) fn clock(&self) -> &Clock {

@@ -101,7 +101,7 @@ pub use crate::registry::hooks::RegistryEvent;
 pub use crate::registry::keyed::{Keyed, KeyedLease, KeyedLimits};
 pub use crate::registry::{Registry, WeakRegistry};
 pub use crate::request_key::RequestKey;
-pub use crate::site::{CallSite, KeyedCallSite};
+pub use crate::site::{BulkheadSite, CallSite, KeyedCallSite};
 pub use crate::state::State;
 pub use crate::time::clock::Clock;
 pub use crate::time::manual::ManualClock;

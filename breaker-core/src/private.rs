@@ -1,5 +1,6 @@
-//! Support for the code that `#[circuit_breaker]` generates. Not a public API: anything here
-//! may change in any release, in step with `breaker-macros`, which is pinned to this version.
+//! Support for the code that `#[circuit_breaker]` and `#[bulkhead]` generate. Not a public
+//! API: anything here may change in any release, in step with `breaker-macros`, which is
+//! pinned to this version.
 //!
 //! The generated code calls a few identity-like shims. Their generic bounds are the facts the
 //! attribute needs (the function returns a `Result`, its error can hold a rejection, the
@@ -8,8 +9,13 @@
 //! has a blanket impl rather than a supertrait: with a supertrait, rustc prints the
 //! supertrait's message instead of ours.
 //!
-//! Everything with behaviour is [`CircuitBreaker::call_with`] and
-//! [`CircuitBreaker::call_sync_with`]; the shims only route types.
+//! Everything with behaviour is the breaker's call (`call::future::Call`,
+//! [`CircuitBreaker::call_sync_with`]) and the bulkhead's places ([`Bulkhead::acquire`],
+//! [`Bulkhead::acquire_blocking`]); the shims only route types. With both attributes, the
+//! breaker's call wraps the bulkhead's (Breaker(Bulkhead(fn)), Spring's order): the breaker
+//! decides first, so an OPEN breaker never takes a place, its `timeout-duration` covers the
+//! wait for one, and a refusal reaches it as its own kind of error
+//! ([`Permit::refused`](crate::Permit)).
 
 use std::fmt;
 use std::future::Future;
@@ -17,18 +23,19 @@ use std::future::Future;
 pub use std::result::Result::{self, Err, Ok};
 
 pub use crate::breaker::CircuitBreaker;
+pub use crate::bulkhead::{Bulkhead, BulkheadFull};
 pub use crate::classify::Classifier;
 pub use crate::error::{CallError, CallNotPermitted, CallTimedOut};
 pub use crate::registry::keyed::KeyedLease;
-pub use crate::site::{CallSite, KeyedCallSite};
+pub use crate::site::{BulkheadSite, CallSite, KeyedCallSite};
 
 use crate::classify::Classify;
 
 /// The guarded function's return type, split into its `Ok` and `Err` types.
 #[diagnostic::on_unimplemented(
-    message = "`#[circuit_breaker]` guards functions that return a `Result`, not `{Self}`",
+    message = "`#[circuit_breaker]` and `#[bulkhead]` guard functions that return a `Result`, not `{Self}`",
     label = "this is not a `Result`",
-    note = "any `Result` type works, aliases such as `io::Result<T>` included; the breaker records its `Err` values"
+    note = "any `Result` type works, aliases such as `io::Result<T>` included: a rejected or refused call ends as its `Err`, and a breaker records its `Err` values"
 )]
 pub trait GuardedOutput: Sized {
     /// The `Ok` type.
@@ -75,6 +82,24 @@ impl<E: From<CallNotPermitted> + From<CallTimedOut>> FromRejection for E {
     #[inline]
     fn from_timeout(timed_out: CallTimedOut) -> Self {
         E::from(timed_out)
+    }
+}
+
+/// An error type that can stand for a call refused by a full bulkhead.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold a call refused by a full bulkhead: implement `From<BulkheadFull>` for it, or give the function a `fallback`",
+    label = "without a `fallback`, a refused call returns `Err({Self}::from(BulkheadFull))`",
+    note = "`std::io::Error` has this conversion; with `#[circuit_breaker]` on the function too, the fallback goes on `#[circuit_breaker]`"
+)]
+pub trait FromBulkheadFull: Sized {
+    /// The error for a refused call.
+    fn from_bulkhead_full(full: BulkheadFull) -> Self;
+}
+
+impl<E: From<BulkheadFull>> FromBulkheadFull for E {
+    #[inline]
+    fn from_bulkhead_full(full: BulkheadFull) -> Self {
+        E::from(full)
     }
 }
 
@@ -199,7 +224,112 @@ where
     C: Classify<R::Ok, R::Err>,
     F: Future<Output = R>,
 {
-    crate::call::future::Call::new(breaker, classify, R::into_result, body)
+    crate::call::future::Call::new(breaker, classify, ran::<R>, body)
+}
+
+/// The body's output as the breaker's call takes it: the body ran (no bulkhead refused it).
+#[inline]
+fn ran<R: GuardedOutput>(out: R) -> Layered<R> {
+    Ok(out.into_result())
+}
+
+/// What a body behind a bulkhead ends with: its own result, or the bulkhead's refusal.
+type Layered<R> = Result<Result<<R as GuardedOutput>::Ok, <R as GuardedOutput>::Err>, BulkheadFull>;
+
+/// The body behind `bulkhead`: a place taken (waiting up to `max-wait-duration`), the body
+/// run, the place given back. Refused, the body is dropped without being polled.
+///
+/// Dropped while running, the body (a temporary of its `.await`, in an inner scope) is dropped
+/// before the place, so that no new call gets the place while this one's clean-up still runs.
+async fn in_bulkhead<R, F>(bulkhead: &Bulkhead, body: F) -> Layered<R>
+where
+    R: GuardedOutput,
+    F: Future<Output = R>,
+{
+    let place = bulkhead.acquire().await?;
+    let out = body.await;
+    drop(place);
+    Ok(out.into_result())
+}
+
+/// [`in_bulkhead`] for a plain body: waits for a place on this thread.
+#[inline]
+fn in_bulkhead_sync<R, F>(bulkhead: &Bulkhead, body: F) -> Layered<R>
+where
+    R: GuardedOutput,
+    F: FnOnce() -> R,
+{
+    let place = bulkhead.acquire_blocking()?;
+    let out = body();
+    drop(place);
+    Ok(out.into_result())
+}
+
+/// A bulkhead's answer as the guarded call's: a refusal is [`CallError::BulkheadFull`].
+#[inline]
+fn answer<T, E>(layered: Result<Result<T, E>, BulkheadFull>) -> Result<T, CallError<E>> {
+    match layered {
+        Ok(result) => result.map_err(CallError::Inner),
+        Err(full) => Err(CallError::BulkheadFull(full)),
+    }
+}
+
+/// Runs an async body behind `bulkhead` alone.
+pub async fn run_bulkhead<R, F>(bulkhead: &Bulkhead, body: F) -> Result<R::Ok, CallError<R::Err>>
+where
+    R: GuardedOutput,
+    F: Future<Output = R>,
+{
+    answer(in_bulkhead(bulkhead, body).await)
+}
+
+/// Runs a plain body behind `bulkhead` alone.
+#[inline]
+pub fn run_bulkhead_sync<R, F>(bulkhead: &Bulkhead, body: F) -> Result<R::Ok, CallError<R::Err>>
+where
+    R: GuardedOutput,
+    F: FnOnce() -> R,
+{
+    answer(in_bulkhead_sync(bulkhead, body))
+}
+
+/// Runs an async body through `breaker`, around `bulkhead`: Breaker(Bulkhead(fn)).
+#[inline]
+pub fn run_composed<'a, R, C, F>(
+    breaker: &'a CircuitBreaker,
+    classify: &'a C,
+    bulkhead: &'a Bulkhead,
+    body: F,
+) -> impl Future<Output = Result<R::Ok, CallError<R::Err>>> + use<'a, R, C, F>
+where
+    R: GuardedOutput,
+    R::Err: 'static,
+    C: Classify<R::Ok, R::Err>,
+    F: Future<Output = R>,
+{
+    crate::call::future::Call::new(
+        breaker,
+        classify,
+        std::convert::identity,
+        in_bulkhead(bulkhead, body),
+    )
+}
+
+/// Runs a plain body through `breaker`, around `bulkhead`: Breaker(Bulkhead(fn)).
+#[inline]
+pub fn run_composed_sync<R, C, F>(
+    breaker: &CircuitBreaker,
+    classify: C,
+    bulkhead: &Bulkhead,
+    body: F,
+) -> Result<R::Ok, CallError<R::Err>>
+where
+    R: GuardedOutput,
+    R::Err: 'static,
+    C: Classify<R::Ok, R::Err>,
+    F: FnOnce() -> R,
+{
+    breaker.call_sync_layered(&classify, move || in_bulkhead_sync(bulkhead, body))
 }
 
 /// Runs a plain body through `breaker` ([`CircuitBreaker::call_sync_with`]).
@@ -242,8 +372,8 @@ where
     result.same()
 }
 
-/// Without a fallback: the call's own error as is, a rejection through
-/// `From<CallNotPermitted>`, a timeout through `From<CallTimedOut>`.
+/// Without a fallback, through a breaker alone: the call's own error as is, a rejection
+/// through `From<CallNotPermitted>`, a timeout through `From<CallTimedOut>`.
 #[inline]
 pub fn reject<R>(out: Result<R::Ok, CallError<R::Err>>) -> R
 where
@@ -254,7 +384,39 @@ where
         CallError::Inner(e) => e,
         CallError::Rejected(rejected) => R::Err::from_rejection(rejected),
         CallError::TimedOut(timed_out) => R::Err::from_timeout(timed_out),
-        // A breaker's own call never ends with a bulkhead's refusal.
-        CallError::BulkheadFull(full) => unreachable!("{full}"),
+        CallError::BulkheadFull(_) => unreachable!("a breaker alone refuses no call as full"),
+    }))
+}
+
+/// Without a fallback, behind a bulkhead alone: the call's own error as is, a refusal
+/// through `From<BulkheadFull>`.
+#[inline]
+pub fn reject_bulkhead<R>(out: Result<R::Ok, CallError<R::Err>>) -> R
+where
+    R: GuardedOutput,
+    R::Err: FromBulkheadFull,
+{
+    R::from_result(out.map_err(|error| match error {
+        CallError::Inner(e) => e,
+        CallError::BulkheadFull(full) => R::Err::from_bulkhead_full(full),
+        CallError::Rejected(_) | CallError::TimedOut(_) => {
+            unreachable!("a bulkhead alone neither rejects nor times out a call")
+        }
+    }))
+}
+
+/// Without a fallback, through a breaker around a bulkhead: each way a call can end without
+/// its own result through its conversion.
+#[inline]
+pub fn reject_composed<R>(out: Result<R::Ok, CallError<R::Err>>) -> R
+where
+    R: GuardedOutput,
+    R::Err: FromRejection + FromBulkheadFull,
+{
+    R::from_result(out.map_err(|error| match error {
+        CallError::Inner(e) => e,
+        CallError::Rejected(rejected) => R::Err::from_rejection(rejected),
+        CallError::TimedOut(timed_out) => R::Err::from_timeout(timed_out),
+        CallError::BulkheadFull(full) => R::Err::from_bulkhead_full(full),
     }))
 }

@@ -1,9 +1,10 @@
-//! Call sites: the breaker of one place in the code, resolved once and then cached.
+//! Call sites: the breaker (or bulkhead) of one place in the code, resolved once and then
+//! cached.
 //!
 //! `#[circuit_breaker(name = "...")]` puts a `static` [`CallSite`] in the function it guards
-//! (or a [`KeyedCallSite`] with `key = ...`). The first call looks the name up in
-//! [`Registry::global`]; every later call reads the cached handle, with no lookup by name.
-//! Hand-written code can do the same:
+//! (or a [`KeyedCallSite`] with `key = ...`), `#[bulkhead(name = "...")]` a [`BulkheadSite`].
+//! The first call looks the name up in [`Registry::global`]; every later call reads the cached
+//! handle, with no lookup by name. Hand-written code can do the same:
 //!
 //! ```
 //! use breaker_core::{CallError, CallSite};
@@ -21,8 +22,67 @@ use std::fmt;
 use once_cell::sync::OnceCell;
 
 use crate::breaker::CircuitBreaker;
+use crate::bulkhead::Bulkhead;
 use crate::registry::keyed::{Keyed, KeyedLease};
 use crate::registry::Registry;
+
+/// What a site resolves by name from the global registry, and follows when it leaves it.
+trait Member: Sized {
+    /// The member named `name` in [`Registry::global`], created if it has none.
+    fn resolve(name: &str) -> Self;
+    /// Whether it left its registry (replaced or removed), so that the name now resolves to
+    /// another one.
+    fn left_registry(&self) -> bool;
+}
+
+impl Member for CircuitBreaker {
+    fn resolve(name: &str) -> Self {
+        Registry::global().breaker(name)
+    }
+    #[inline]
+    fn left_registry(&self) -> bool {
+        self.is_detached()
+    }
+}
+
+impl Member for Bulkhead {
+    fn resolve(name: &str) -> Self {
+        Registry::global().bulkhead(name)
+    }
+    #[inline]
+    fn left_registry(&self) -> bool {
+        self.is_detached()
+    }
+}
+
+/// One member a site resolved, and the one it resolved after that one left the registry.
+///
+/// A site keeps every member it cached for the life of the program (one per replace or remove
+/// of its name, so few), since calls in flight may still hold a reference to an earlier one.
+struct Link<M> {
+    member: M,
+    next: OnceCell<Box<Link<M>>>,
+}
+
+impl<M: Member> Link<M> {
+    fn resolve(name: &str) -> Link<M> {
+        Link {
+            member: M::resolve(name),
+            next: OnceCell::new(),
+        }
+    }
+
+    /// The member `name` resolves to now: the first one cached, or the one after it that is
+    /// still in the registry (resolving it on first need).
+    #[inline]
+    fn current<'a>(first: &'a OnceCell<Link<M>>, name: &str) -> &'a M {
+        let mut link = first.get_or_init(|| Link::resolve(name));
+        while link.member.left_registry() {
+            link = link.next.get_or_init(|| Box::new(Link::resolve(name)));
+        }
+        &link.member
+    }
+}
 
 /// The breaker named `name` in the global registry, resolved on first use and cached.
 ///
@@ -35,22 +95,7 @@ use crate::registry::Registry;
 /// its name, so few), since calls in flight may still hold a reference to an earlier one.
 pub struct CallSite {
     name: &'static str,
-    first: OnceCell<Link>,
-}
-
-/// One breaker the site resolved, and the one it resolved after that one left the registry.
-struct Link {
-    breaker: CircuitBreaker,
-    next: OnceCell<Box<Link>>,
-}
-
-impl Link {
-    fn resolve(name: &str) -> Link {
-        Link {
-            breaker: Registry::global().breaker(name),
-            next: OnceCell::new(),
-        }
-    }
+    first: OnceCell<Link<CircuitBreaker>>,
 }
 
 impl CallSite {
@@ -71,17 +116,67 @@ impl CallSite {
     /// every later one (one load more than the handle: whether it is still in the registry).
     #[inline]
     pub fn breaker(&self) -> &CircuitBreaker {
-        let mut link = self.first.get_or_init(|| Link::resolve(self.name));
-        while link.breaker.is_detached() {
-            link = link.next.get_or_init(|| Box::new(Link::resolve(self.name)));
-        }
-        &link.breaker
+        Link::current(&self.first, self.name)
     }
 }
 
 impl fmt::Debug for CallSite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallSite")
+            .field("name", &self.name)
+            .field("resolved", &self.first.get().is_some())
+            .finish()
+    }
+}
+
+/// The bulkhead named `name` in the global registry, resolved on first use and cached: what
+/// `#[bulkhead(name = "...")]` holds.
+///
+/// ```
+/// use breaker_core::{BulkheadSite, CallError};
+///
+/// static INVENTORY: BulkheadSite = BulkheadSite::new("inventory");
+///
+/// fn stock(id: u32) -> Result<u32, CallError<std::io::Error>> {
+///     INVENTORY.bulkhead().call_sync(|| Ok(id * 10))
+/// }
+/// # assert_eq!(stock(7).unwrap(), 70);
+/// ```
+///
+/// Built in a `const` context, so it can live in a `static`; two sites with the same name
+/// share one bulkhead, and so its places. If the cached bulkhead leaves the registry
+/// ([`Registry::remove_bulkhead`]), the next call looks the name up again, as a [`CallSite`]
+/// does.
+pub struct BulkheadSite {
+    name: &'static str,
+    first: OnceCell<Link<Bulkhead>>,
+}
+
+impl BulkheadSite {
+    /// A site for the bulkhead named `name`; nothing is looked up until the first call.
+    pub const fn new(name: &'static str) -> BulkheadSite {
+        BulkheadSite {
+            name,
+            first: OnceCell::new(),
+        }
+    }
+
+    /// The bulkhead's name (also the name of its configuration instance).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The bulkhead: `Registry::global().bulkhead(name)` on the first call, the cached handle
+    /// on every later one (one load more than the handle: whether it is still in the registry).
+    #[inline]
+    pub fn bulkhead(&self) -> &Bulkhead {
+        Link::current(&self.first, self.name)
+    }
+}
+
+impl fmt::Debug for BulkheadSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BulkheadSite")
             .field("name", &self.name)
             .field("resolved", &self.first.get().is_some())
             .finish()
@@ -254,5 +349,30 @@ mod tests {
         assert!(!now.ptr_eq(&first));
         assert!(now.ptr_eq(&Registry::global().breaker("site-tests:replaced")));
         assert_eq!(now.config().failure_rate_threshold(), 10.0);
+    }
+
+    #[test]
+    fn bulkhead_site_resolves_once_and_follows_a_removed_bulkhead() {
+        static SITE: BulkheadSite = BulkheadSite::new("site-tests:bulkhead");
+        static OTHER: BulkheadSite = BulkheadSite::new("site-tests:bulkhead");
+        let first = SITE.bulkhead() as *const Bulkhead;
+        assert_eq!(first, SITE.bulkhead() as *const Bulkhead, "cached");
+        assert!(
+            SITE.bulkhead().ptr_eq(OTHER.bulkhead()),
+            "one name, one bulkhead"
+        );
+        assert!(SITE
+            .bulkhead()
+            .ptr_eq(&Registry::global().bulkhead("site-tests:bulkhead")));
+        assert!(format!("{SITE:?}").contains("resolved: true"));
+
+        let cached = SITE.bulkhead().clone();
+        let removed = Registry::global()
+            .remove_bulkhead("site-tests:bulkhead")
+            .unwrap();
+        assert!(removed.ptr_eq(&cached) && removed.is_detached());
+        let now = SITE.bulkhead();
+        assert!(!now.ptr_eq(&removed), "the site looked the name up again");
+        assert!(now.ptr_eq(&Registry::global().bulkhead("site-tests:bulkhead")));
     }
 }

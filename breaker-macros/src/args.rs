@@ -1,4 +1,5 @@
-//! The attribute's arguments: `name`, `fallback`, `record`, `ignore`, `result`, `key`, `crate`.
+//! The attributes' arguments: `#[circuit_breaker]`'s `name`, `fallback`, `record`, `ignore`,
+//! `result`, `key`, `crate`, and `#[bulkhead]`'s `name`, `fallback`, `crate`.
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
@@ -18,6 +19,51 @@ pub(crate) mod kw {
     pub(crate) const CRATE: &str = "crate";
 
     pub(crate) const ALL: [&str; 7] = [NAME, FALLBACK, RECORD, IGNORE, RESULT, KEY, CRATE];
+    /// `#[bulkhead]`'s: a bulkhead counts calls, it does not classify them or key them.
+    pub(crate) const BULKHEAD: [&str; 3] = [NAME, FALLBACK, CRATE];
+}
+
+/// Which of the two attributes: each guards a function on its own, and the two together
+/// expand once, as Breaker(Bulkhead(fn)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Guard {
+    Breaker,
+    Bulkhead,
+}
+
+impl Guard {
+    /// The attribute's name, as written: `circuit_breaker`, `bulkhead`.
+    pub(crate) fn attr(self) -> &'static str {
+        match self {
+            Guard::Breaker => "circuit_breaker",
+            Guard::Bulkhead => "bulkhead",
+        }
+    }
+
+    /// What it puts around the function: `breaker`, `bulkhead`.
+    pub(crate) fn noun(self) -> &'static str {
+        match self {
+            Guard::Breaker => "breaker",
+            Guard::Bulkhead => "bulkhead",
+        }
+    }
+
+    /// The options it takes, in the order the messages list them.
+    pub(crate) fn options(self) -> &'static [&'static str] {
+        match self {
+            Guard::Breaker => &kw::ALL,
+            Guard::Bulkhead => &kw::BULKHEAD,
+        }
+    }
+
+    /// The guard an attribute of the item is, by the last segment of its path
+    /// (`#[bulkhead]`, `#[breaker::bulkhead]`), if it is one.
+    pub(crate) fn of(attr: &syn::Attribute) -> Option<Guard> {
+        let last = attr.path().segments.last()?;
+        [Guard::Breaker, Guard::Bulkhead]
+            .into_iter()
+            .find(|guard| last.ident == guard.attr())
+    }
 }
 
 /// A path to a function, given as a string (`fallback = "fb"`) or bare (`fallback = fb`).
@@ -29,9 +75,15 @@ pub(crate) struct FnPath {
     pub(crate) span: Span,
 }
 
-/// The options, each given at most once.
-#[derive(Default)]
+/// The options of one attribute, each given at most once.
 pub(crate) struct Args {
+    /// Which attribute they belong to.
+    pub(crate) guard: Guard,
+    /// For an attribute taken over by the one being expanded: the attribute as written, where
+    /// a mistake of the attribute as a whole (a missing `name`) is reported, and whose path
+    /// the expansion still resolves. `None` for the attribute being expanded (its mistakes go
+    /// to the call site).
+    pub(crate) taken_over: Option<syn::Attribute>,
     pub(crate) name: Option<LitStr>,
     pub(crate) fallback: Option<FnPath>,
     pub(crate) record: Option<Expr>,
@@ -46,21 +98,42 @@ pub(crate) struct Args {
 
 /// Parses the arguments, recording every mistake and going on after each one that leaves the
 /// input readable.
-pub(crate) fn parse(attr: TokenStream, errors: &mut Errors) -> Args {
-    let mut args = Args::default();
+pub(crate) fn parse(
+    guard: Guard,
+    taken_over: Option<syn::Attribute>,
+    attr: TokenStream,
+    errors: &mut Errors,
+) -> Args {
+    let mut args = Args {
+        guard,
+        taken_over,
+        name: None,
+        fallback: None,
+        record: None,
+        ignore: None,
+        result: None,
+        key: None,
+        krate: None,
+        given: Vec::new(),
+    };
     let parser = syn::meta::parser(|meta| {
         let Some(key) = meta.path.get_ident().cloned() else {
             skip_value(&meta)?;
-            errors.spanned(&meta.path, unknown_option(&path_text(&meta.path)));
+            errors.spanned(&meta.path, unknown_option(guard, &path_text(&meta.path)));
             return Ok(());
         };
         let name = key.to_string();
-        if !kw::ALL.contains(&name.as_str()) {
+        if let Some(message) = not_on(guard, &name) {
             skip_value(&meta)?;
-            errors.at(key.span(), unknown_option(&name));
+            errors.at(key.span(), message);
+            return Ok(());
+        }
+        if !guard.options().contains(&name.as_str()) {
+            skip_value(&meta)?;
+            errors.at(key.span(), unknown_option(guard, &name));
             // A typo of a known key counts as that key given, so that `nmae = ".."` is one
             // error ("did you mean `name`?"), not also "`name` is missing".
-            if let Some(meant) = did_you_mean(&name) {
+            if let Some(meant) = did_you_mean(guard, &name) {
                 args.given.push(meant.to_owned());
             }
             return Ok(());
@@ -77,7 +150,7 @@ pub(crate) fn parse(attr: TokenStream, errors: &mut Errors) -> Args {
         }
         let value: Expr = meta.value()?.parse()?;
         match name.as_str() {
-            kw::NAME => args.name = string_literal(&name, &value, errors),
+            kw::NAME => args.name = string_literal(guard, &name, &value, errors),
             kw::FALLBACK => args.fallback = fn_path(&name, value, errors),
             kw::RECORD => args.record = Some(code(value, errors)),
             kw::IGNORE => args.ignore = Some(code(value, errors)),
@@ -92,6 +165,26 @@ pub(crate) fn parse(attr: TokenStream, errors: &mut Errors) -> Args {
         errors.push(error);
     }
     args
+}
+
+/// Why an option of `#[circuit_breaker]` is not one of `#[bulkhead]`'s, if it is such an option.
+fn not_on(guard: Guard, name: &str) -> Option<String> {
+    if guard != Guard::Bulkhead {
+        return None;
+    }
+    match name {
+        kw::KEY => Some(
+            "`key` is not supported on `#[bulkhead]`: a bulkhead bounds the calls to one \
+             dependency, whatever their key; key the breaker instead \
+             (`#[circuit_breaker(name = \"..\", key = ..)]` beside `#[bulkhead(name = \"..\")]`)"
+                .to_owned(),
+        ),
+        kw::RECORD | kw::IGNORE | kw::RESULT => Some(format!(
+            "`{name}` classifies a call's result for a breaker, which a bulkhead does not do; \
+             put it on `#[circuit_breaker]`"
+        )),
+        _ => None,
+    }
 }
 
 /// The one duplicate check, for every option: records `key` as given, or reports a second
@@ -125,11 +218,12 @@ fn path_text(path: &Path) -> String {
     segments.join("::")
 }
 
-fn unknown_option(name: &str) -> String {
-    let expected = kw::ALL.map(|k| format!("`{k}`")).join(", ");
+fn unknown_option(guard: Guard, name: &str) -> String {
+    let expected: Vec<String> = guard.options().iter().map(|k| format!("`{k}`")).collect();
+    let expected = expected.join(", ");
     let mut message = format!("unknown option `{name}`; expected one of: {expected}");
     let lower = name.to_ascii_lowercase();
-    if let Some(meant) = did_you_mean(name) {
+    if let Some(meant) = did_you_mean(guard, name) {
         message.push_str(&format!("\ndid you mean `{meant}`?"));
     } else if lower.starts_with("fallback") {
         message.push_str(
@@ -149,23 +243,32 @@ fn unknown_option(name: &str) -> String {
     .iter()
     .any(|word| lower.contains(word))
     {
-        message.push_str(
-            "\nnumbers live in the breaker's configuration, under its `name` \
-             (for example `resilience4j.circuitbreaker.instances.<name>.timeout-duration`), \
-             not in the attribute",
-        );
+        message.push_str(match guard {
+            Guard::Breaker => {
+                "\nnumbers live in the breaker's configuration, under its `name` \
+                 (for example `resilience4j.circuitbreaker.instances.<name>.timeout-duration`), \
+                 not in the attribute"
+            }
+            Guard::Bulkhead => {
+                "\nnumbers live in the bulkhead's configuration, under its `name` \
+                 (for example `resilience4j.bulkhead.instances.<name>.max-concurrent-calls`), \
+                 not in the attribute"
+            }
+        });
     }
     message
 }
 
 /// The known key `name` is most likely a typo of: at most two edits (a swap of neighbours
 /// counts as one) away.
-fn did_you_mean(name: &str) -> Option<&'static str> {
+fn did_you_mean(guard: Guard, name: &str) -> Option<&'static str> {
     if name.len() < 3 {
         return None;
     }
-    kw::ALL
-        .into_iter()
+    guard
+        .options()
+        .iter()
+        .copied()
         .map(|k| (edit_distance(name, k), k))
         .filter(|&(d, _)| d <= 2)
         .min()
@@ -212,12 +315,14 @@ fn as_str_literal(value: &Expr) -> Option<&LitStr> {
         Expr::Lit(ExprLit {
             lit: Lit::Str(lit), ..
         }) => Some(lit),
+        // A `$name:literal` of a `macro_rules!` arrives in an invisible group.
+        Expr::Group(group) => as_str_literal(&group.expr),
         _ => None,
     }
 }
 
 /// `name`: a non-empty string literal without surrounding whitespace.
-fn string_literal(key: &str, value: &Expr, errors: &mut Errors) -> Option<LitStr> {
+fn string_literal(guard: Guard, key: &str, value: &Expr, errors: &mut Errors) -> Option<LitStr> {
     let Some(lit) = as_str_literal(value) else {
         errors.spanned(
             value,
@@ -229,7 +334,10 @@ fn string_literal(key: &str, value: &Expr, errors: &mut Errors) -> Option<LitStr
     if text.is_empty() {
         errors.at(
             lit.span(),
-            "`name` must not be empty: it names the breaker and its configuration instance",
+            format_args!(
+                "`name` must not be empty: it names the {} and its configuration instance",
+                guard.noun()
+            ),
         );
         return None;
     }

@@ -22,30 +22,52 @@
 //! With `key = expr`, the site is a `KeyedCallSite` and the breaker is lent by
 //! `match expr { ref k => ::breaker::__private::keyed(&__BREAKER_SITE, k) }`, spanned at `expr`,
 //! and given back (`KeyedLease::give_back`) once the call is over, before the tail.
+//!
+//! `#[bulkhead]` alone has a `static __BULKHEAD_SITE: ::breaker::BulkheadSite` and calls
+//! `run_bulkhead::<R, _>(__BULKHEAD_SITE.bulkhead(), BODY)`; with `#[circuit_breaker]`, both
+//! sites and `run_composed::<R, _, _>(breaker, classifier, __BULKHEAD_SITE.bulkhead(), BODY)`
+//! (see `guards.rs`). A plain fn calls the `_sync` form of each. Without a fallback, the tail
+//! is `reject`, `reject_bulkhead` or `reject_composed`: each asks the error type for the
+//! conversions its guards need, and no others.
 
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, Pat, PathArguments, ReturnType, Type, TypeInfer};
 
-use crate::args::{self, Args, FnPath};
+use crate::args::{self, Args, FnPath, Guard};
 use crate::errors::Errors;
+use crate::guards::Guards;
 use crate::item::{self, Body, GuardedFn};
 use crate::validate;
 
-/// The attribute: parse, check, expand; on any mistake, the untouched item plus the errors.
+/// `#[circuit_breaker]`: see [`guard`].
 pub(crate) fn circuit_breaker(attr: TokenStream, input: TokenStream) -> TokenStream {
+    guard(Guard::Breaker, attr, input)
+}
+
+/// `#[bulkhead]`: see [`guard`].
+pub(crate) fn bulkhead(attr: TokenStream, input: TokenStream) -> TokenStream {
+    guard(Guard::Bulkhead, attr, input)
+}
+
+/// Either attribute: parse, take the other one over if it is there, check, expand; on any
+/// mistake, the untouched item plus the errors.
+fn guard(outer: Guard, attr: TokenStream, input: TokenStream) -> TokenStream {
     let mut errors = Errors::new();
-    let args = args::parse(attr, &mut errors);
-    validate::args(&args, &mut errors);
+    let mut guards = Guards::new(args::parse(outer, None, attr, &mut errors));
     let guarded = match item::parse(input.clone()) {
-        Ok(Ok(guarded)) => Some(guarded),
+        Ok(Ok(mut guarded)) => {
+            guards.take_over(&mut guarded, &mut errors);
+            Some(guarded)
+        }
         Ok(Err(not_a_fn)) => {
             errors.at(
                 not_a_fn.span,
                 format_args!(
-                    "`#[circuit_breaker]` goes on a function (`fn` or `async fn`) that returns \
-                     a `Result`, not on {}",
+                    "`#[{}]` goes on a function (`fn` or `async fn`) that returns a `Result`, \
+                     not on {}",
+                    outer.attr(),
                     not_a_fn.found
                 ),
             );
@@ -56,12 +78,18 @@ pub(crate) fn circuit_breaker(attr: TokenStream, input: TokenStream) -> TokenStr
             None
         }
     };
+    validate::guards(&guards, &mut errors);
     if let Some(guarded) = &guarded {
-        validate::item(guarded, &args, &mut errors);
+        validate::item(guarded, &guards, outer, &mut errors);
     }
     match (errors.finish(), guarded) {
-        (Ok(()), Some(guarded)) => expand(guarded, &args),
-        (Err(error), _) => with_errors(input, error),
+        (Ok(()), Some(guarded)) => expand(guarded, &guards),
+        // Without the attribute it took over, which would otherwise report the same mistakes
+        // again.
+        (Err(error), Some(guarded)) => {
+            with_errors(guarded.untouched(guards.resolve_taken_over()), error)
+        }
+        (Err(error), None) => with_errors(input, error),
         (Ok(()), None) => unreachable!("an item that is not a fn is an error"),
     }
 }
@@ -92,12 +120,11 @@ fn with_errors(input: TokenStream, error: syn::Error) -> TokenStream {
     quote!(#input #errors)
 }
 
-fn expand(f: GuardedFn, args: &Args) -> TokenStream {
-    let krate = match &args.krate {
+fn expand(f: GuardedFn, guards: &Guards) -> TokenStream {
+    let krate = match guards.krate() {
         Some(path) => path.to_token_stream(),
         None => facade_path(),
     };
-    let name = args.name.as_ref().expect("validated: `name` is given");
     let ReturnType::Type(_, declared) = &f.sig.output else {
         unreachable!("validated: the fn returns a type")
     };
@@ -110,43 +137,16 @@ fn expand(f: GuardedFn, args: &Args) -> TokenStream {
     let at_ret = respan(krate.clone(), ret_span);
     let is_async = f.sig.asyncness.is_some();
 
-    let (site, breaker, give_back) = match &args.key {
-        None => (
-            quote! {
-                static __BREAKER_SITE: #krate::CallSite = #krate::CallSite::new(#name);
-            },
-            quote!(__BREAKER_SITE.breaker()),
-            TokenStream::new(),
-        ),
-        Some(key) => {
-            // The key's own span for the whole lookup, so that a key of the wrong type is
-            // reported at the key expression.
-            let key_span = key.span();
-            let keyed = respan(quote!(#krate::__private::keyed), key_span);
-            // `match` with a `ref` binding, as `assert_eq!` does: the key is borrowed in place
-            // (a field is not moved out), a temporary lives through the lookup, and the key
-            // expression keeps its own precedence.
-            let lookup = quote_spanned! {key_span=>
-                match #key {
-                    ref __breaker_key => #keyed(&__BREAKER_SITE, __breaker_key),
-                }
-            };
-            (
-                quote! {
-                    static __BREAKER_SITE: #krate::KeyedCallSite = #krate::KeyedCallSite::new(#name);
-                    let __breaker_keyed = #lookup;
-                },
-                quote!(__breaker_keyed.breaker()),
-                // The call's output owns its data: the lease goes back to this thread's cache
-                // (a call that panics or a future dropped early drops it instead).
-                quote!(__breaker_keyed.give_back();),
-            )
+    let breaker = guards
+        .breaker
+        .as_ref()
+        .map(|args| breaker_site(&krate, args));
+    let bulkhead = guards.bulkhead.as_ref().map(|args| {
+        let name = args.name.as_ref().expect("validated: `name` is given");
+        quote! {
+            static __BULKHEAD_SITE: #krate::BulkheadSite = #krate::BulkheadSite::new(#name);
         }
-    };
-
-    // Every generated use of `R` is spanned at the return type: if `R` is not a `Result`, each
-    // shim reports the same error at the same place, and rustc prints it once.
-    let classifier = classifier(&at_ret, ret_span, &ret, args);
+    });
 
     // The body stays in the original fn, inside a block that is not `move`: it borrows the
     // arguments, so they are still there for the fallback. The fake return edge (tracing)
@@ -177,22 +177,47 @@ fn expand(f: GuardedFn, args: &Args) -> TokenStream {
     } else {
         quote_spanned!(body_span=> || #block)
     };
-    let run = if is_async {
-        quote_spanned!(ret_span=> #at_ret::__private::run::<#ret, _, _>)
-    } else {
-        quote_spanned!(ret_span=> #at_ret::__private::run_sync::<#ret, _, _>)
+
+    // Every generated use of `R` is spanned at the return type: if `R` is not a `Result`, each
+    // shim reports the same error at the same place, and rustc prints it once. The shims are
+    // named by what guards the call, `_sync` for a plain fn.
+    let shim = |name: &str| {
+        let name = if is_async {
+            Ident::new(name, ret_span)
+        } else {
+            Ident::new(&format!("{name}_sync"), ret_span)
+        };
+        quote_spanned!(ret_span=> #at_ret::__private::#name)
     };
     let await_run = is_async.then(|| quote_spanned!(ret_span=> .await));
-    // The async `run` borrows the classifier: a temporary of this statement, alive until the
-    // `.await` in it completes.
-    let classifier = if is_async {
-        quote_spanned!(ret_span=> &#classifier)
-    } else {
-        classifier
+    let run_call = match (&guards.breaker, &breaker) {
+        (Some(args), Some(site)) => {
+            let classifier = classifier(&at_ret, ret_span, &ret, args);
+            // The async shims borrow the classifier: a temporary of this statement, alive
+            // until the `.await` in it completes.
+            let classifier = if is_async {
+                quote_spanned!(ret_span=> &#classifier)
+            } else {
+                classifier
+            };
+            let breaker = &site.breaker;
+            if bulkhead.is_some() {
+                let run = shim("run_composed");
+                quote_spanned! {ret_span=>
+                    #run::<#ret, _, _>(#breaker, #classifier, __BULKHEAD_SITE.bulkhead(), #guarded) #await_run
+                }
+            } else {
+                let run = shim("run");
+                quote_spanned!(ret_span=> #run::<#ret, _, _>(#breaker, #classifier, #guarded) #await_run)
+            }
+        }
+        _ => {
+            let run = shim("run_bulkhead");
+            quote_spanned!(ret_span=> #run::<#ret, _>(__BULKHEAD_SITE.bulkhead(), #guarded) #await_run)
+        }
     };
-    let run_call = quote_spanned!(ret_span=> #run(#breaker, #classifier, #guarded) #await_run);
 
-    let tail = match &args.fallback {
+    let tail = match guards.fallback() {
         Some(fallback) => {
             let (err, call) = fallback_call(&krate, &ret, &f, fallback, is_async);
             let ok = quote_spanned!(ret_span=> #at_ret::__private::ok::<#ret>);
@@ -203,18 +228,34 @@ fn expand(f: GuardedFn, args: &Args) -> TokenStream {
                 }
             }
         }
-        None => quote_spanned!(ret_span=> #at_ret::__private::reject::<#ret>(__breaker_out)),
+        None => {
+            // Each names the conversions its guards need, and only those.
+            let reject = match (&breaker, &bulkhead) {
+                (Some(_), Some(_)) => "reject_composed",
+                (None, Some(_)) => "reject_bulkhead",
+                _ => "reject",
+            };
+            let reject = Ident::new(reject, ret_span);
+            quote_spanned!(ret_span=> #at_ret::__private::#reject::<#ret>(__breaker_out))
+        }
     };
 
     let attrs = f.all_outer_attrs();
     let vis = &f.vis;
     let sig = &f.sig;
+    let (breaker_site, give_back) = match &breaker {
+        Some(site) => (&site.statics, &site.give_back),
+        None => (&TokenStream::new(), &TokenStream::new()),
+    };
     // The fn's braces keep their original span: the item then spans the user's tokens only, and
     // the user's lints (dead_code, ...) still see it as their code.
+    let resolve = guards.resolve_taken_over();
     let mut body = Group::new(
         Delimiter::Brace,
         quote! {
-            #site
+            #resolve
+            #breaker_site
+            #bulkhead
             let __breaker_out = #run_call;
             #give_back
             #tail
@@ -224,6 +265,53 @@ fn expand(f: GuardedFn, args: &Args) -> TokenStream {
     quote! {
         #(#attrs)*
         #vis #sig #body
+    }
+}
+
+/// The breaker's call site, as the expansion uses it.
+struct BreakerSite {
+    /// The `static` site, and with `key`, the statement that leases the key's breaker.
+    statics: TokenStream,
+    /// The expression for the breaker.
+    breaker: TokenStream,
+    /// With `key`: the statement that gives the lease back once the call is over.
+    give_back: TokenStream,
+}
+
+fn breaker_site(krate: &TokenStream, args: &Args) -> BreakerSite {
+    let name = args.name.as_ref().expect("validated: `name` is given");
+    match &args.key {
+        None => BreakerSite {
+            statics: quote! {
+                static __BREAKER_SITE: #krate::CallSite = #krate::CallSite::new(#name);
+            },
+            breaker: quote!(__BREAKER_SITE.breaker()),
+            give_back: TokenStream::new(),
+        },
+        Some(key) => {
+            // The key's own span for the whole lookup, so that a key of the wrong type is
+            // reported at the key expression.
+            let key_span = key.span();
+            let keyed = respan(quote!(#krate::__private::keyed), key_span);
+            // `match` with a `ref` binding, as `assert_eq!` does: the key is borrowed in place
+            // (a field is not moved out), a temporary lives through the lookup, and the key
+            // expression keeps its own precedence.
+            let lookup = quote_spanned! {key_span=>
+                match #key {
+                    ref __breaker_key => #keyed(&__BREAKER_SITE, __breaker_key),
+                }
+            };
+            BreakerSite {
+                statics: quote! {
+                    static __BREAKER_SITE: #krate::KeyedCallSite = #krate::KeyedCallSite::new(#name);
+                    let __breaker_keyed = #lookup;
+                },
+                breaker: quote!(__breaker_keyed.breaker()),
+                // The call's output owns its data: the lease goes back to this thread's cache
+                // (a call that panics or a future dropped early drops it instead).
+                give_back: quote!(__breaker_keyed.give_back();),
+            }
+        }
     }
 }
 

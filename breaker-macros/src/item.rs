@@ -3,7 +3,8 @@
 //! The body is never parsed as Rust (tracing's `MaybeItemFn`, tokio's `ItemFn`): a body the
 //! user is halfway through typing still expands, so an IDE keeps completing inside it.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use quote::{quote, ToTokens};
 use syn::parse::ParseStream;
 use syn::{braced, token, AttrStyle, Attribute, Signature, Token, Visibility};
 
@@ -46,6 +47,27 @@ impl GuardedFn {
             }));
         }
         attrs
+    }
+
+    /// The fn as written (its attributes minus those taken over by the attribute being
+    /// expanded), for when the attribute reports errors instead of expanding; `prelude` goes
+    /// first in its body.
+    pub(crate) fn untouched(&self, prelude: TokenStream) -> TokenStream {
+        let (attrs, vis, sig) = (&self.attrs, &self.vis, &self.sig);
+        let body = match &self.body {
+            Body::Block {
+                brace,
+                inner_attrs,
+                stmts,
+            } => {
+                let mut block =
+                    Group::new(Delimiter::Brace, quote!(#(#inner_attrs)* #prelude #stmts));
+                block.set_span(brace.span.join());
+                block.into_token_stream()
+            }
+            Body::None => quote!(;),
+        };
+        quote!(#(#attrs)* #vis #sig #body)
     }
 }
 

@@ -1,13 +1,14 @@
-//! The `#[circuit_breaker]` attribute of the
+//! The `#[circuit_breaker]` and `#[bulkhead]` attributes of the
 //! [`resilience-breaker`](https://docs.rs/resilience-breaker) crate (lib name `breaker`).
 //!
-//! Use it through `breaker` (feature `macros`, on by default), which re-exports it and the
-//! runtime its expansion calls. This crate only parses, checks syntax and writes one
+//! Use them through `breaker` (feature `macros`, on by default), which re-exports them and the
+//! runtime their expansion calls. This crate only parses, checks syntax and writes one
 //! expansion; everything that runs lives in `breaker-core`.
 
 mod args;
 mod errors;
 mod expand;
+mod guards;
 mod item;
 mod validate;
 
@@ -127,4 +128,92 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::circuit_breaker(attr.into(), item.into()).into()
+}
+
+/// Guards a function with the bulkhead named `name`, configured in the registry under that
+/// name: at most `max-concurrent-calls` calls run at once, and a call that finds no free place
+/// waits up to `max-wait-duration` (by default it does not wait) and is then refused with
+/// `BulkheadFull`, without running.
+///
+/// ```
+/// use breaker::{bulkhead, circuit_breaker, BulkheadFull, CallError};
+///
+/// # #[derive(Debug)] struct ProductError;
+/// # impl From<BulkheadFull> for ProductError { fn from(_: BulkheadFull) -> Self { ProductError } }
+/// # struct Client; impl Client { async fn get_product_by_id(&self, id: &str) -> Result<String, ProductError> { Ok(id.into()) } }
+/// # static PRODUCT_CLIENT: Client = Client;
+/// // Alone: a refused call returns `Err(ProductError::from(BulkheadFull))`.
+/// #[bulkhead(name = "productService")]
+/// async fn invoke_product_api(id: &str) -> Result<String, ProductError> {
+///     PRODUCT_CLIENT.get_product_by_id(id).await
+/// }
+///
+/// // With a breaker, in either order: Breaker(Bulkhead(fn)), one fallback on the breaker.
+/// #[bulkhead(name = "inventory")]
+/// #[circuit_breaker(name = "inventory", fallback = "stock_fallback")]
+/// async fn stock(id: &str) -> Result<u32, ProductError> {
+///     Ok(7)
+/// }
+///
+/// async fn stock_fallback(id: &str, err: CallError<ProductError>) -> Result<u32, ProductError> {
+///     match err {
+///         CallError::BulkheadFull(_) | CallError::Rejected(_) => Ok(0),
+///         CallError::Inner(e) => Err(e),
+///         _ => Err(ProductError),
+///     }
+/// }
+/// # let _ = (invoke_product_api("7"), stock("7"));
+/// ```
+///
+/// Works on the same functions as `#[circuit_breaker]`: `async fn` and plain `fn` (which
+/// waits for a place on its own thread), free functions and methods, generics, lifetimes,
+/// `where` clauses, `impl Trait`, native `async fn` in trait impls; the return type must be a
+/// `Result`. Each call site holds a `static` `BulkheadSite` that resolves the bulkhead from
+/// `Registry::global()` on the first call and caches it. A place is held from when the call
+/// gets it until the call ends: a future dropped early gives it back.
+///
+/// # Options
+///
+/// - `name = "..."` (required): the bulkhead's name in the global registry and the name of its
+///   configuration instance (`resilience4j.bulkhead.instances.<name>`). Functions with the
+///   same name share one bulkhead, so their calls share its places.
+/// - `fallback = "path"`: as on `#[circuit_breaker]`, called with the same arguments followed
+///   by a `CallError<E>` for every call that does not return `Ok`; a refused call is
+///   `CallError::BulkheadFull`. Without a fallback, a refused call returns
+///   `Err(E::from(BulkheadFull))`, so `E` must implement `From<BulkheadFull>`
+///   (`std::io::Error` does).
+/// - `crate = "path"`: as on `#[circuit_breaker]`.
+///
+/// Numbers (`max-concurrent-calls`, `max-wait-duration`) are configuration under the
+/// bulkhead's name. There is no `key`: a bulkhead bounds the calls to one dependency whatever
+/// their key (key the breaker instead), and no `record`, `ignore` or `result`: a bulkhead
+/// counts calls, it does not classify them.
+///
+/// # With `#[circuit_breaker]`
+///
+/// Written together, in either order, the two attributes expand once, in Spring's order:
+/// Breaker(Bulkhead(fn)). Each call takes one breaker permit, then one bulkhead place:
+///
+/// - an OPEN breaker rejects the call before it takes a place (`CallError::Rejected`);
+/// - the breaker's `timeout-duration` covers the wait for a place as well as the call;
+/// - a call the bulkhead refuses is an error the breaker records, a failure unless the
+///   breaker's `ignore-exceptions` names `BulkheadFullException` (or `record-exceptions` is
+///   set without it), so the breaker opens sooner while the dependency is slow; the
+///   attribute's `record`, `ignore` and `result` see the function's own results only;
+/// - there is one fallback, written on `#[circuit_breaker]` (on `#[bulkhead]` it is an
+///   error). It catches everything: a rejection, a timeout, a refusal and the function's own
+///   errors. Without one, `E` needs `From<CallNotPermitted>`, `From<CallTimedOut>` and
+///   `From<BulkheadFull>`.
+/// - `key` on the breaker keys the breaker only: every key shares the one bulkhead.
+///
+/// # Errors
+///
+/// As `#[circuit_breaker]`'s, at the token to change, with the function still emitted: a
+/// missing, empty, repeated or unknown option (`key` and the predicates say where they go
+/// instead), a `name` that is not a string, a return type that is not a `Result`, an error
+/// type without `From<BulkheadFull>` and no fallback, a fallback on `#[bulkhead]` beside
+/// `#[circuit_breaker]`, `crate` given on both, and `#[bulkhead]` applied twice.
+#[proc_macro_attribute]
+pub fn bulkhead(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::bulkhead(attr.into(), item.into()).into()
 }

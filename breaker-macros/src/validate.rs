@@ -5,20 +5,48 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{FnArg, Pat, ReturnType};
 
-use crate::args::{kw, Args};
+use crate::args::{kw, Args, Guard};
 use crate::errors::Errors;
+use crate::guards::Guards;
 use crate::item::{Body, GuardedFn};
 
-/// Cross-option rules (serde's `check.rs`).
-pub(crate) fn args(args: &Args, errors: &mut Errors) {
+/// Cross-option rules of each attribute, then across the two (serde's `check.rs`).
+pub(crate) fn guards(guards: &Guards, errors: &mut Errors) {
+    for args in guards.all() {
+        self::args(args, errors);
+    }
+    if let (Some(breaker), Some(bulkhead)) = (&guards.breaker, &guards.bulkhead) {
+        if let Some(fallback) = &bulkhead.fallback {
+            errors.at(
+                fallback.span,
+                "with `#[circuit_breaker]` on the same function, the fallback goes on \
+                 `#[circuit_breaker]`: one fallback, outside both, which also catches a call \
+                 refused by the bulkhead (`CallError::BulkheadFull`)",
+            );
+        }
+        if let (Some(_), Some(krate)) = (&breaker.krate, &bulkhead.krate) {
+            errors.spanned(
+                krate,
+                "`crate` is given on both attributes; give it on one of them",
+            );
+        }
+    }
+}
+
+/// Cross-option rules of one attribute.
+fn args(args: &Args, errors: &mut Errors) {
     if !args.given.iter().any(|k| k == kw::NAME) {
-        errors.at(
-            Span::call_site(),
-            format_args!(
-                "`#[circuit_breaker]` needs a `name`: the breaker's name and configuration \
-                 instance, as in `#[circuit_breaker(name = \"productService\")]`"
-            ),
+        let guard = args.guard;
+        let message = format!(
+            "`#[{0}]` needs a `name`: the {1}'s name and configuration instance, as in \
+             `#[{0}(name = \"productService\")]`",
+            guard.attr(),
+            guard.noun()
         );
+        match &args.taken_over {
+            Some(attr) => errors.spanned(attr, message),
+            None => errors.at(Span::call_site(), message),
+        }
     }
     if let (Some(record), Some(ignore)) = (&args.record, &args.ignore) {
         if tokens_text(record) == tokens_text(ignore) {
@@ -35,32 +63,39 @@ pub(crate) fn args(args: &Args, errors: &mut Errors) {
     }
 }
 
-/// The options against the function.
-pub(crate) fn item(item: &GuardedFn, args: &Args, errors: &mut Errors) {
+/// The options against the function; `outer` is the attribute being expanded, which the
+/// messages name.
+pub(crate) fn item(item: &GuardedFn, guards: &Guards, outer: Guard, errors: &mut Errors) {
     let sig = &item.sig;
+    let attr = outer.attr();
     if let Some(const_token) = &sig.constness {
         errors.spanned(
             const_token,
-            "`#[circuit_breaker]` cannot guard a `const fn`: a breaker decides at run time; remove `const`",
+            format_args!(
+                "`#[{attr}]` cannot guard a `const fn`: a {} decides at run time; remove `const`",
+                outer.noun()
+            ),
         );
     }
     if let Body::None = &item.body {
         errors.spanned(
             sig,
-            "`#[circuit_breaker]` needs a function body: put the attribute on the method in each \
-             `impl`, not on its declaration in the trait",
+            format_args!(
+                "`#[{attr}]` needs a function body: put the attribute on the method in each \
+                 `impl`, not on its declaration in the trait"
+            ),
         );
     }
     if let ReturnType::Default = sig.output {
         errors.spanned(
             &sig.ident,
             format_args!(
-                "`#[circuit_breaker]` guards functions that return a `Result`; `{}` returns `()`",
+                "`#[{attr}]` guards functions that return a `Result`; `{}` returns `()`",
                 sig.ident
             ),
         );
     }
-    if args.fallback.is_some() {
+    if guards.fallback().is_some() {
         for input in &sig.inputs {
             if let FnArg::Typed(typed) = input {
                 if !is_plain_binding(&typed.pat) {
@@ -73,28 +108,16 @@ pub(crate) fn item(item: &GuardedFn, args: &Args, errors: &mut Errors) {
             }
         }
     }
-    for attr in &item.attrs {
-        let is_ours = attr
-            .path()
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == "circuit_breaker");
-        if is_ours {
-            errors.spanned(
-                attr,
-                "`#[circuit_breaker]` is applied twice: a function has one breaker; merge the \
-                 options into one attribute",
-            );
-        }
-    }
     if sig.asyncness.is_none() {
         if let Body::Block { stmts, .. } = &item.body {
             if is_async_trait_body(stmts.clone()) {
                 errors.spanned(
                     sig.fn_token,
-                    "`#[async_trait]` has already turned this `async fn` into a boxed future, \
-                     which `#[circuit_breaker]` cannot guard; use a native `async fn` in the \
-                     trait and its impl (Rust 1.75+) and drop `#[async_trait]`",
+                    format_args!(
+                        "`#[async_trait]` has already turned this `async fn` into a boxed \
+                         future, which `#[{attr}]` cannot guard; use a native `async fn` in the \
+                         trait and its impl (Rust 1.75+) and drop `#[async_trait]`"
+                    ),
                 );
             }
         }

@@ -51,9 +51,7 @@ impl CircuitBreaker {
     /// A breaker of its own, outside any registry, on the system clock. Its timers run on one
     /// scheduler shared by all such breakers.
     pub fn new(name: &str, config: Config) -> CircuitBreaker {
-        static STANDALONE: once_cell::sync::Lazy<Arc<Env>> =
-            once_cell::sync::Lazy::new(|| Env::new(Clock::system(), None));
-        CircuitBreaker::with_env(name, config, Arc::clone(&STANDALONE))
+        CircuitBreaker::with_env(name, config, Env::standalone())
     }
 
     pub(crate) fn with_env(name: &str, config: Config, env: Arc<Env>) -> CircuitBreaker {

@@ -46,10 +46,11 @@
 //!
 //! Taking a free place is one compare-and-swap on one atomic word; giving it back is one
 //! `fetch_add`; a refusal without waiting is one load. None of them locks or allocates, and
-//! an event is built only when someone listens. A call that waits takes the queue's lock, and
-//! sets a timer on the scheduler (which allocates the timer's node in the scheduler's queue);
-//! the bulkhead's own waiter queue keeps its capacity, so it allocates only when more calls
-//! wait at once than ever before. `semaphore.rs` describes the algorithm.
+//! an event is built only when someone listens. A call that waits takes the queue's lock and
+//! sets a timer in the scheduler's queue; both keep their capacity, so a wait allocates only
+//! when more calls wait at once than before (the scheduler's ordered map may then add a node).
+//! `semaphore.rs` describes the algorithm; `tests/no_alloc/bulkhead.rs` counts the
+//! allocations.
 
 use std::fmt;
 use std::future::Future;
@@ -106,9 +107,7 @@ impl Bulkhead {
     /// A bulkhead of its own, outside any registry, on the system clock. Its timers run on one
     /// scheduler shared by all such bulkheads (and stand-alone breakers).
     pub fn new(name: &str, config: BulkheadConfig) -> Bulkhead {
-        static STANDALONE: once_cell::sync::Lazy<Arc<Env>> =
-            once_cell::sync::Lazy::new(|| Env::new(Clock::system(), None));
-        Bulkhead::with_env(name, config, Arc::clone(&STANDALONE))
+        Bulkhead::with_env(name, config, Env::standalone())
     }
 
     /// A bulkhead of a registry, on the registry's clock, scheduler and listeners.
@@ -259,11 +258,49 @@ impl Bulkhead {
         Arc::ptr_eq(&self.core, &other.core)
     }
 
+    /// Whether the bulkhead left the registry that made it (removed): a call site that cached
+    /// it then looks its name up again.
+    #[inline]
+    pub(crate) fn is_detached(&self) -> bool {
+        self.core.detached.load(Ordering::Relaxed)
+    }
+
     /// Stops the registry's listeners hearing this bulkhead (it was removed from its
     /// registry; it goes on working for whoever holds it).
-    #[allow(dead_code, reason = "the registry's `remove_bulkhead` is its caller")]
     pub(crate) fn detach(&self) {
         self.core.detached.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A handle that does not keep its bulkhead alive: the metrics export's, which the registry's
+/// hooks hold for the registry's life.
+#[cfg(feature = "metrics")]
+#[derive(Clone)]
+pub(crate) struct WeakBulkhead(std::sync::Weak<BulkheadCore>);
+
+#[cfg(feature = "metrics")]
+impl Bulkhead {
+    /// A handle that does not keep this bulkhead alive.
+    pub(crate) fn downgrade(&self) -> WeakBulkhead {
+        WeakBulkhead(Arc::downgrade(&self.core))
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl WeakBulkhead {
+    /// The bulkhead, while it exists.
+    pub(crate) fn upgrade(&self) -> Option<Bulkhead> {
+        self.0.upgrade().map(|core| Bulkhead { core })
+    }
+
+    /// Whether this is a handle to `bulkhead`.
+    pub(crate) fn is(&self, bulkhead: &Bulkhead) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&bulkhead.core))
+    }
+
+    /// Whether two handles are to the same bulkhead.
+    pub(crate) fn ptr_eq(&self, other: &WeakBulkhead) -> bool {
+        self.0.ptr_eq(&other.0)
     }
 }
 

@@ -12,6 +12,7 @@ use crate::breaker::CircuitBreaker;
 use crate::call::permit::Permit;
 use crate::call::timeout::CallTimeout;
 use crate::classify::Classify;
+use crate::error::BulkheadFull;
 use crate::error::CallError;
 
 pin_project! {
@@ -20,8 +21,9 @@ pin_project! {
     /// Written out rather than as an `async fn`, so that every way in is this one type and
     /// awaiting it moves no future into another: `fut` stays where the call was pinned, and the
     /// timer for `timeout-duration` is built in place on the first poll. `map` turns `fut`'s
-    /// output into the `Result` that is classified (the identity, or the attribute's
-    /// conversion).
+    /// output into the `Result` that is classified (`Ok` of it, or the attribute's
+    /// conversion), or into the refusal of a bulkhead inside the breaker (`fut` is then that
+    /// bulkhead's call), which the breaker records as it records an error.
     pub(crate) struct Call<'a, F, C: ?Sized, M> {
         // Fields drop in this order: the wrapped future first, so that a cancelled call holds
         // its permit (in `stage`) until everything the call's own code owns is gone; a trial
@@ -63,7 +65,7 @@ impl<'a, F, C: ?Sized, M> Call<'a, F, C, M> {
 impl<F, C, M, T, E> Future for Call<'_, F, C, M>
 where
     F: Future,
-    M: Fn(F::Output) -> Result<T, E>,
+    M: Fn(F::Output) -> Result<Result<T, E>, BulkheadFull>,
     C: Classify<T, E> + ?Sized,
     E: 'static,
 {
@@ -97,11 +99,19 @@ where
             },
         };
         if let Poll::Ready(output) = polled {
-            let result = (this.map)(output);
-            if let Stage::Running(permit) = std::mem::replace(this.stage, Stage::Done) {
-                permit.finish_with(*this.classify, &result);
-            }
-            return Poll::Ready(result.map_err(CallError::Inner));
+            let stage = std::mem::replace(this.stage, Stage::Done);
+            return Poll::Ready(match (this.map)(output) {
+                Ok(result) => {
+                    if let Stage::Running(permit) = stage {
+                        permit.finish_with(*this.classify, &result);
+                    }
+                    result.map_err(CallError::Inner)
+                }
+                Err(full) => Err(CallError::BulkheadFull(match stage {
+                    Stage::Running(permit) => permit.refused(full),
+                    Stage::Start | Stage::Done => full,
+                })),
+            });
         }
         if let Some(timer) = this.timer.as_mut().as_pin_mut() {
             if let Poll::Ready(limit) = timer.poll_expired(cx) {

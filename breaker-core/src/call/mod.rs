@@ -12,6 +12,7 @@ use crate::breaker::warned::Warning;
 use crate::breaker::CircuitBreaker;
 use crate::call::future::Call;
 use crate::classify::{Classifier, Classify};
+use crate::error::BulkheadFull;
 use crate::error::CallError;
 use crate::log_safe::LogSafe;
 
@@ -42,7 +43,7 @@ impl CircuitBreaker {
         E: 'static,
     {
         const EVERY_ERROR: &Classifier = &Classifier::new();
-        Call::new(self, EVERY_ERROR, std::convert::identity, fut)
+        Call::new(self, EVERY_ERROR, Ok, fut)
     }
 
     /// [`call`](CircuitBreaker::call) with a classification of its own, under the breaker's
@@ -59,7 +60,7 @@ impl CircuitBreaker {
         C: Classify<T, E> + ?Sized,
         E: 'static,
     {
-        Call::new(self, classify, std::convert::identity, fut)
+        Call::new(self, classify, Ok, fut)
     }
 
     /// Runs `f` if the breaker permits, timing it and recording its result as
@@ -83,16 +84,38 @@ impl CircuitBreaker {
         C: Classify<T, E> + ?Sized,
         E: 'static,
     {
+        self.call_sync_layered(classify, move || Ok(f()))
+    }
+
+    /// [`call_sync_with`](CircuitBreaker::call_sync_with) around a bulkhead's call: `f` ends
+    /// with the call's result, or with the bulkhead's refusal, which is recorded as an error
+    /// ([`Permit::refused`](crate::Permit)).
+    #[inline(always)]
+    pub(crate) fn call_sync_layered<T, E, F, C>(
+        &self,
+        classify: &C,
+        f: F,
+    ) -> Result<T, CallError<E>>
+    where
+        F: FnOnce() -> Result<Result<T, E>, BulkheadFull>,
+        C: Classify<T, E> + ?Sized,
+        E: 'static,
+    {
         if self.config().timeout_duration().is_some() {
             untimed_sync_call(self);
         }
         let permit = self.try_acquire()?;
-        let result = match catch_unwind(AssertUnwindSafe(f)) {
-            Ok(result) => result,
+        let layered = match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(layered) => layered,
             Err(panic) => permit.panicked(panic),
         };
-        permit.finish(self.config().classify(classify, &result));
-        result.map_err(CallError::Inner)
+        match layered {
+            Ok(result) => {
+                permit.finish(self.config().classify(classify, &result));
+                result.map_err(CallError::Inner)
+            }
+            Err(full) => Err(CallError::BulkheadFull(permit.refused(full))),
+        }
     }
 }
 

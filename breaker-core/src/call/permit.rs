@@ -8,14 +8,16 @@
 //! panic.
 
 use std::any::Any;
+use std::convert::Infallible;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::breaker::core::{BreakerCore, Grant};
 use crate::call::timeout::CallTimeout;
-use crate::classify::{Classify, Outcome};
+use crate::classify::{Classifier, Classify, Outcome};
 use crate::config::Config;
+use crate::error::BulkheadFull;
 use crate::error::{CallNotPermitted, CallTimedOut};
 use crate::time::timestamp::Timestamp;
 
@@ -112,6 +114,18 @@ impl<'a> Permit<'a> {
         let elapsed = self.elapsed().max(limit);
         self.record(Outcome::Failure, elapsed);
         CallTimedOut::new(name, limit)
+    }
+
+    /// A bulkhead inside the breaker refused the call: records the refusal as the breaker
+    /// records an error of the kind `BulkheadFullException` (a failure, unless
+    /// `ignore-exceptions` names that kind or `record-exceptions` leaves it out), taking the
+    /// time since the permit was granted, and hands it back.
+    #[cold]
+    pub(crate) fn refused(self, full: BulkheadFull) -> BulkheadFull {
+        let refused: Result<Infallible, BulkheadFull> = Err(full);
+        self.finish_with(&Classifier::new(), &refused);
+        let Err(full) = refused;
+        full
     }
 
     /// The breaker's `timeout-duration` for this call, started now: `None` if the breaker has

@@ -86,6 +86,7 @@ fn unknown_kind<P: Pattern>(
             names.join(", ")
         )
     };
+    let expected = format!("{expected}, or the built-in `BulkheadFullException`");
     doc.error(
         LoadErrorKind::UnknownErrorKind,
         format!(

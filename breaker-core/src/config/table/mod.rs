@@ -215,7 +215,13 @@ impl Field for Arc<[ErrorKind]> {
         value
             .kinds()
             .iter()
-            .map(|name| kinds.get(name).cloned().ok_or_else(|| name.clone()))
+            .map(|name| {
+                kinds
+                    .get(name)
+                    .cloned()
+                    .or_else(|| ErrorKind::built_in(name))
+                    .ok_or_else(|| name.clone())
+            })
             .collect()
     }
 }
