@@ -15,8 +15,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use breaker_core::{
-    BulkheadConfig, BulkheadEventKind, BulkheadFull, Classifier, Config, ErrorKind, ManualClock,
-    Registry, State,
+    BulkheadConfig, BulkheadEventKind, Classifier, Config, ErrorKind, ManualClock, Registry, State,
 };
 use breaker_tower::{BulkheadLayer, CallError, CircuitBreakerLayer, ErrorResponse};
 use tower::ServiceBuilder;
@@ -346,9 +345,8 @@ fn the_breaker_outside_records_refusals_as_failures_and_an_open_breaker_takes_no
 #[test]
 fn under_the_breaker_the_callers_classifier_sees_the_inner_error_and_the_kinds_see_bulkhead_full() {
     let clock = ManualClock::new();
-    let full = ErrorKind::of_type::<BulkheadFull>("BulkheadFullException");
     let breaker = four_calls_half_fail()
-        .ignore_exceptions([full])
+        .ignore_exceptions([ErrorKind::bulkhead_full()])
         .build()
         .unwrap();
     let registry = breaker_and_bulkhead(&clock, breaker, 1);

@@ -9,8 +9,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use breaker_core::{
-    Always, BulkheadConfig, BulkheadFull, Classifier, Config, ErrorKind, ManualClock, Registry,
-    State,
+    Always, BulkheadConfig, Classifier, Config, ErrorKind, ManualClock, Registry, State,
 };
 use breaker_tower::{BulkheadLayer, CircuitBreakerLayer, HttpStatus};
 use tower_layer::Layer;
@@ -213,12 +212,11 @@ async fn allocations_during_async(f: impl std::future::Future<Output = ()>) -> u
 /// it stays CLOSED through the loop; the refusals still go through its classification).
 #[test]
 fn requests_through_the_bulkheads_layer_allocate_nothing() {
-    let ignore_full = ErrorKind::of_type::<BulkheadFull>("BulkheadFullException");
     let registry = Registry::builder()
         .clock(ManualClock::new())
         .default_config(
             Config::builder()
-                .ignore_exceptions([ignore_full])
+                .ignore_exceptions([ErrorKind::bulkhead_full()])
                 .build()
                 .unwrap(),
         )
