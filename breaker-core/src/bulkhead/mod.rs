@@ -114,6 +114,13 @@ impl Bulkhead {
         self.core.reconfigure(config);
     }
 
+    /// The current `max-wait-duration`, as [`config`](Bulkhead::config) has it, in one atomic
+    /// load (no lock, no clone): for a caller that decides per call whether it may wait, as
+    /// the tower layer does.
+    pub fn max_wait_duration(&self) -> Duration {
+        self.core.max_wait()
+    }
+
     /// A snapshot of the places and the waiting calls.
     pub fn metrics(&self) -> BulkheadMetrics {
         let semaphore = self.core.semaphore();
