@@ -55,6 +55,7 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::bulkhead::core::BulkheadCore;
 use crate::env::Env;
