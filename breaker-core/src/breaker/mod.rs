@@ -4,7 +4,7 @@
 //! state and the one path every call takes (`core.rs`): the lock-free call paths
 //! (`core/lock_free.rs`) read its [`StateTag`](tag::StateTag) and fall back to the state
 //! machine under its lock (`core/machine.rs`), which publishes what happened to its
-//! [`Audience`](publish::Audience) once the lock is released (`publish.rs`).
+//! [`Audience`](crate::event::audience::Audience) once the lock is released (`publish.rs`).
 
 use std::fmt;
 use std::sync::Arc;
