@@ -19,9 +19,9 @@ use crate::bulkhead::semaphore::Semaphore;
 use crate::config::bulkhead::BulkheadConfig;
 use crate::env::Env;
 use crate::error::BulkheadFull;
-use crate::event::listeners::Listeners;
-use crate::name::Name;
-use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard};
+use crate::event::audience::Audience;
+use crate::event::listeners::Subscription;
+use crate::sync::{AtomicU64, Mutex, MutexGuard};
 use crate::time::timestamp::duration_nanos;
 
 /// A bulkhead. Cloning gives another handle to the same bulkhead.
@@ -35,38 +35,40 @@ pub struct Bulkhead {
 }
 
 /// One bulkhead's state: its places and waiters, its configuration, its listeners.
+///
+/// A refusal without waiting reads the semaphore's word, asks the [`Audience`] whether anyone
+/// listens (its own list and its registry's, both held here) and returns the name, interned
+/// for the process: it touches no reference count, and when nobody listens it calls nothing.
 pub(crate) struct BulkheadCore {
-    name: Name,
+    name: &'static str,
     env: Arc<Env>,
     semaphore: Semaphore,
     /// The current configuration; its lock also orders configuration changes.
     config: Mutex<BulkheadConfig>,
     /// `max-wait-duration` in nanoseconds, read by every call that finds no free place.
     max_wait_nanos: AtomicU64,
-    listeners: Arc<Listeners<BulkheadEvent>>,
-    /// Removed from its registry: the registry's listeners no longer hear it.
-    detached: AtomicBool,
+    /// Its own listeners and its registry's.
+    audience: Audience<BulkheadEvent>,
 }
 
 impl BulkheadCore {
     /// A bulkhead with every place free, on `env`'s clock, scheduler and listeners.
     pub(super) fn new(name: &str, config: BulkheadConfig, env: Arc<Env>) -> BulkheadCore {
         BulkheadCore {
-            name: crate::name::intern(name),
+            name: crate::name::intern_static(name),
             semaphore: Semaphore::new(
                 config.max_concurrent_calls(),
                 config.fair_call_handling_enabled(),
             ),
             max_wait_nanos: AtomicU64::new(duration_nanos(config.max_wait_duration())),
             config: Mutex::new(config),
+            audience: Audience::new(Arc::clone(env.bulkhead_listeners())),
             env,
-            listeners: Arc::default(),
-            detached: AtomicBool::new(false),
         }
     }
 
     pub(super) fn name(&self) -> &str {
-        self.name.as_str()
+        self.name
     }
 
     /// What the bulkhead shares with its registry: the clock, the scheduler, the listeners.
@@ -79,9 +81,12 @@ impl BulkheadCore {
         &self.semaphore
     }
 
-    /// The bulkhead's own listeners.
-    pub(super) fn listeners(&self) -> &Arc<Listeners<BulkheadEvent>> {
-        &self.listeners
+    /// Adds a listener of the bulkhead's own.
+    pub(super) fn subscribe(
+        &self,
+        listener: Arc<dyn Fn(&BulkheadEvent) + Send + Sync>,
+    ) -> Subscription {
+        self.audience.subscribe(listener)
     }
 
     pub(super) fn lock_config(&self) -> MutexGuard<'_, BulkheadConfig> {
@@ -110,41 +115,37 @@ impl BulkheadCore {
     /// Whether the bulkhead left the registry that made it.
     #[inline]
     pub(super) fn is_detached(&self) -> bool {
-        self.detached.load(Ordering::Relaxed)
+        self.audience.is_detached()
     }
 
     /// Stops the registry's listeners hearing this bulkhead.
     pub(super) fn detach(&self) {
-        self.detached.store(true, Ordering::Relaxed);
+        self.audience.detach();
     }
 
     /// A free place now, or a refusal.
-    #[inline]
+    #[inline(always)]
     pub(super) fn try_acquire(&self) -> Result<(), BulkheadFull> {
         let granted = self.semaphore.try_acquire();
         self.conclude(granted)
     }
 
-    /// Publishes the end of a wait, and turns it into the call's result.
-    #[inline]
+    /// Publishes the end of a wait, and turns it into the call's result. Inlined into every
+    /// caller, down to the question whether anyone listens: a grant or a refusal nobody
+    /// hears calls nothing.
+    #[inline(always)]
     pub(super) fn conclude(&self, granted: bool) -> Result<(), BulkheadFull> {
         if granted {
             self.publish(BulkheadEventKind::CallPermitted);
             Ok(())
         } else {
-            Err(self.refuse())
+            self.publish(BulkheadEventKind::CallRejected);
+            Err(BulkheadFull::new(self.name))
         }
     }
 
-    /// Publishes a refusal, and returns its error.
-    #[inline]
-    fn refuse(&self) -> BulkheadFull {
-        self.publish(BulkheadEventKind::CallRejected);
-        BulkheadFull::new(self.name.clone())
-    }
-
     /// A permit is dropped: the place goes back, then `CALL_FINISHED` is published.
-    #[inline]
+    #[inline(always)]
     pub(super) fn finish(&self) {
         self.semaphore.release();
         self.publish(BulkheadEventKind::CallFinished);
@@ -152,21 +153,17 @@ impl BulkheadCore {
 
     /// Publishes to the bulkhead's listeners, then its registry's; builds nothing when nobody
     /// listens.
-    #[inline]
+    #[inline(always)]
     fn publish(&self, kind: BulkheadEventKind) {
-        let registry = self.env.bulkhead_listeners();
-        let to_registry = !registry.is_empty() && !self.is_detached();
-        if to_registry || !self.listeners.is_empty() {
-            self.publish_to(kind, to_registry.then_some(registry));
+        if self.audience.wants_call_events() {
+            self.publish_to(kind);
         }
     }
 
     #[cold]
-    fn publish_to(&self, kind: BulkheadEventKind, registry: Option<&Listeners<BulkheadEvent>>) {
-        let event = BulkheadEvent::new(self.name.clone(), self.env.clock().now(), kind);
-        self.listeners.publish(&event);
-        if let Some(registry) = registry {
-            registry.publish(&event);
-        }
+    #[inline(never)]
+    fn publish_to(&self, kind: BulkheadEventKind) {
+        let event = BulkheadEvent::new(self.name, self.env.clock().now(), kind);
+        self.audience.deliver(&event);
     }
 }

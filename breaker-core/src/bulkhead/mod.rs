@@ -45,8 +45,11 @@
 //! # Cost
 //!
 //! Taking a free place is one compare-and-swap on one atomic word; giving it back is one
-//! `fetch_add`; a refusal without waiting is one load. None of them locks or allocates, and
-//! an event is built only when someone listens. A call that waits takes the queue's lock and
+//! `fetch_add`; a refusal without waiting is one load. Each then asks whether anyone listens
+//! (the bulkhead's own list and its registry's: a null pointer each when nobody ever
+//! subscribed), all inlined into the caller; a refusal carries the bulkhead's name, interned
+//! for the process, so building and dropping it touches no count. None of them locks or
+//! allocates, and an event is built only when someone listens. A call that waits takes the queue's lock and
 //! sets a timer in the scheduler's queue; both keep their capacity, so a wait allocates only
 //! when more calls wait at once than before (the scheduler's ordered map may then add a node).
 //! `semaphore.rs` describes the algorithm; `tests/no_alloc/bulkhead.rs` counts the
@@ -203,7 +206,7 @@ impl Bulkhead {
     where
         F: Fn(&BulkheadEvent) + Send + Sync + 'static,
     {
-        self.core.listeners().add(Arc::new(listener))
+        self.core.subscribe(Arc::new(listener))
     }
 
     /// Whether two handles are the same bulkhead.
