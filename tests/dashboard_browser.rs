@@ -10,7 +10,8 @@
 //! transition made through the registry is on its tile within one second (the only timing
 //! this test asserts), the search box and the state filters, a breaker
 //! name that is markup shown as text, and with 10,000 breakers that only one page of tiles is in
-//! the DOM and the search finds one breaker among them. Screenshots go to the test build's
+//! the DOM and the search finds one breaker among them; a bulkhead's calls in flight against its
+//! limit, on the tile of the breaker of its name or on a tile of its own. Screenshots go to the test build's
 //! scratch directory, or to `BREAKER_SCREENSHOTS` (see `screenshot_path`).
 //!
 //! Without /usr/bin/chromium or /usr/bin/chromedriver the tests fail (never skip) and say what
@@ -68,6 +69,9 @@ const FLAPPED: &str = "check-flapped";
 const FLAPPED_CALLS_AFTER: usize = 150;
 /// A name that is markup: it must show as text, and run nothing.
 const MARKUP: &str = "<img src=x onerror=\"window.__pwned=1\">";
+/// A bulkhead that no breaker shares a name with: a tile of its own. (`LIVE` has a bulkhead of
+/// its name too, shown on its tile.)
+const BULKHEAD_ALONE: &str = "check-bulkhead-alone";
 
 // ---- ChromeDriver and Chromium -----------------------------------------------------------
 
@@ -456,6 +460,33 @@ async fn flapped_events(url: &str) -> Vec<Value> {
         .clone()
 }
 
+/// A bulkhead's meter as the DOM shows it: on the tile of the breaker `name`, or on the lone
+/// bulkhead tile `name`; `null` if there is no such tile, `hidden: true` if it has no bulkhead.
+const BULKHEAD_JS: &str = r#"
+const t = document.querySelector('[data-breaker="' + CSS.escape(arguments[0]) + '"]')
+  ?? document.querySelector('[data-bulkhead="' + CSS.escape(arguments[0]) + '"]');
+if (!t) return null;
+const m = t.querySelector('.rate[data-metric="bulkhead"]');
+return {
+  hidden: m.hidden || m.getClientRects().length === 0,
+  inFlight: m.dataset.inFlight ?? '',
+  max: m.dataset.max ?? '',
+  text: m.querySelector('.rate-value').textContent,
+};
+"#;
+
+/// Waits until the bulkhead meter of `name` (see [`BULKHEAD_JS`]) is `expected`.
+async fn wait_for_bulkhead(client: &Client, name: &str, expected: Value) {
+    wait_for(
+        client,
+        &format!("{name}: the bulkhead meter {expected}"),
+        BULKHEAD_JS,
+        vec![json!(name)],
+        |v| (*v == expected).then_some(()),
+    )
+    .await;
+}
+
 // ---- the tests -----------------------------------------------------------------------------
 
 /// Makes the test's breakers (on the manual config: nothing moves them but the test) and puts
@@ -527,6 +558,14 @@ async fn dashboard_shows_states_live_and_searches() {
     .expect("the operations service on 127.0.0.1");
     let registry = service.registry.clone();
     make_test_breakers(&registry);
+    // Calls in two bulkheads (Resilience4j's default limit, 25), held for the whole test.
+    let in_bulkheads: Vec<_> = [(LIVE, 3), (BULKHEAD_ALONE, 2)]
+        .into_iter()
+        .flat_map(|(name, calls)| {
+            let bulkhead = registry.bulkhead(name);
+            (0..calls).map(move |_| bulkhead.try_acquire_owned().expect("a free place"))
+        })
+        .collect();
     let url = service.dashboard_url();
     let events_url = format!(
         "http://{}/dashboard/api/breakers/{FLAPPED}/events",
@@ -535,6 +574,7 @@ async fn dashboard_shows_states_live_and_searches() {
 
     with_browser(move |client| async move {
         let _service = service;
+        let _in_bulkheads = in_bulkheads;
         client.goto(&url).await.expect("open the dashboard");
 
         // Every breaker on one page, and the stream delivering events.
@@ -593,6 +633,20 @@ async fn dashboard_shows_states_live_and_searches() {
         assert_eq!(opened.slow.text, "0% / 60%");
         let live = tile(&client, LIVE).await.expect("tile");
         assert_eq!(live.failure.text, "0% / 50%");
+
+        // A bulkhead's calls in flight against its limit: beside the breaker of its name, on a
+        // tile of its own when no breaker has the name, and nothing on a tile without one.
+        let meter = |in_flight: &str, text: &str| {
+            json!({ "hidden": false, "inFlight": in_flight, "max": "25", "text": text })
+        };
+        wait_for_bulkhead(&client, LIVE, meter("3", "3 / 25")).await;
+        wait_for_bulkhead(&client, BULKHEAD_ALONE, meter("2", "2 / 25")).await;
+        wait_for_bulkhead(
+            &client,
+            CLOSED,
+            json!({ "hidden": true, "inFlight": "", "max": "", "text": "–" }),
+        )
+        .await;
 
         // Its transition happened before the page opened: the band before OPEN is from the
         // breaker's state history (`/dashboard/api/breakers/{name}/states`).

@@ -22,12 +22,11 @@
 //!
 //! The machines this runs on are shared and noisy: only the ratios within one run mean anything.
 
+mod echo;
 // The overhead bench's harness: this bench uses part of it.
 #[allow(dead_code)]
 mod harness;
 
-use std::convert::Infallible;
-use std::future::{ready, Ready};
 use std::hint::black_box;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -36,6 +35,7 @@ use breaker::{Config, Registry, SlidingWindowType, State};
 use tower_layer::Layer;
 use tower_service::Service;
 
+use echo::{request, through, Echo};
 use harness::{allocations_per_call, block_on, measure_rows, row, stop_counting, Plan};
 
 /// The version of each peer measured; they follow the dependencies in benches/Cargo.toml.
@@ -48,45 +48,6 @@ const OURS_CALL: &str = "breaker call (async)";
 
 /// Requests per row for the allocation counts.
 const ALLOC_CALLS: u64 = 10_000;
-
-/// The inner service: always ready, answers with its request at once.
-#[derive(Clone, Copy, Debug)]
-struct Echo;
-
-impl Service<u64> for Echo {
-    type Response = u64;
-    type Error = Infallible;
-    type Future = Ready<Result<u64, Infallible>>;
-
-    #[inline]
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    #[inline]
-    fn call(&mut self, x: u64) -> Self::Future {
-        ready(Ok(black_box(x)))
-    }
-}
-
-/// One request through `svc`: `poll_ready` (once, with a noop waker), `call`, and the response
-/// future polled to completion.
-#[inline(always)]
-fn request<S: Service<u64>>(svc: &mut S, x: u64) -> Result<S::Response, S::Error> {
-    let mut cx = Context::from_waker(Waker::noop());
-    match svc.poll_ready(&mut cx) {
-        Poll::Ready(Ok(())) => block_on(svc.call(x)),
-        Poll::Ready(Err(e)) => Err(e),
-        Poll::Pending => panic!("every service in this bench is ready at once"),
-    }
-}
-
-/// A row's work: one request through `svc`, result discarded.
-fn through<S: Service<u64>>(mut svc: S) -> impl FnMut() {
-    move || {
-        black_box(request(&mut svc, black_box(1))).ok();
-    }
-}
 
 /// A row's work: our async call around the inner service's future, after the same
 /// `poll_ready` and `call` on the inner service as the layer makes.

@@ -11,6 +11,10 @@
 // Only one page of tiles (PAGE_SIZE) exists in the DOM, whatever the number of breakers: the
 // server filters (`q`, `state`) and pages (`offset`, `limit`).
 //
+// Bulkheads come with the same poll: a breaker's tile shows the bulkhead of its name (calls in
+// flight against the limit), and the bulkheads no breaker shares a name with get small tiles of
+// their own below the breakers' (the first page of those matching the search).
+//
 // Everything that comes from the server (breaker names are request data) goes in through
 // `textContent` or `setAttribute`, never as markup.
 (function () {
@@ -46,6 +50,9 @@
   const $ = (id) => document.getElementById(id);
   const ui = {
     tiles: $("tiles"),
+    bulkheads: $("bulkheads"),
+    bulkheadTiles: $("bulkhead-tiles"),
+    bulkheadRange: $("bulkhead-range"),
     empty: $("empty"),
     search: $("search"),
     range: $("range"),
@@ -70,6 +77,8 @@
   const records = new Map();
   /** The tiles in the DOM, by breaker name: at most one page. */
   const tiles = new Map();
+  /** The tiles of bulkheads without a breaker, by name: at most one page. */
+  const bulkheadTiles = new Map();
 
   function serverNow() {
     return Date.now() + skew;
@@ -288,17 +297,26 @@
     return { root, value, bar, fill, mark };
   }
 
-  function makeTile(name) {
-    const tile = el("article", "tile");
-    tile.dataset.breaker = name;
+  /** A tile's head: the name (in full on hover) and `badge`. */
+  function tileHead(name, badge) {
     const head = el("div", "tile-head");
     const title = el("h2", "name", name);
     title.title = name;
-    const badge = el("span", "badge");
     head.append(title, badge);
+    return head;
+  }
+
+  function makeTile(name) {
+    const tile = el("article", "tile");
+    tile.dataset.breaker = name;
+    const badge = el("span", "badge");
+    const head = tileHead(name, badge);
 
     const failure = makeRate("Failure rate", "failureRate");
     const slow = makeRate("Slow-call rate", "slowCallRate");
+    // The bulkhead of the breaker's name: shown once a poll says there is one.
+    const bulkhead = makeBulkhead();
+    bulkhead.root.hidden = true;
 
     const numbers = el("dl", "numbers");
     const callsPs = el("dd", "", "–");
@@ -319,8 +337,76 @@
     axis.setAttribute("aria-hidden", "true");
     axis.append(el("span", "", "5 min ago"), el("span", "", "now"));
 
-    tile.append(head, failure.root, slow.root, numbers, countsLine, svg, axis);
-    return { tile, name, badge, failure, slow, callsPs, rejectedPs, countsLine, svg };
+    tile.append(head, failure.root, slow.root, bulkhead.root, numbers, countsLine, svg, axis);
+    return { tile, name, badge, failure, slow, bulkhead, callsPs, rejectedPs, countsLine, svg };
+  }
+
+  /** A bulkhead's meter: calls in flight against its limit. */
+  function makeBulkhead() {
+    const part = makeRate("Bulkhead in flight", "bulkhead");
+    part.mark.remove(); // the limit is the bar's end
+    return part;
+  }
+
+  /** Shows `g` (a bulkhead's `maxAllowedConcurrentCalls`, `availableConcurrentCalls`,
+   *  `inFlightCalls`, `waitingCalls`) on `part`, or hides it when there is none. */
+  function renderBulkhead(part, g) {
+    const max = g ? Number(g.maxAllowedConcurrentCalls) : NaN;
+    const inFlight = g ? Number(g.inFlightCalls) : NaN;
+    if (!(max > 0) || !(inFlight >= 0)) {
+      part.root.hidden = true;
+      return;
+    }
+    part.root.hidden = false;
+    const waiting = Number(g.waitingCalls) > 0 ? Number(g.waitingCalls) : 0;
+    part.root.dataset.inFlight = String(inFlight);
+    part.root.dataset.max = String(max);
+    part.value.textContent =
+      `${fmtInt(inFlight)} / ${fmtInt(max)}` + (waiting ? ` · ${fmtInt(waiting)} waiting` : "");
+    part.fill.style.width = `${Math.min(100, (inFlight / max) * 100)}%`;
+    part.root.dataset.over = inFlight >= max ? "true" : "false";
+    part.bar.setAttribute("aria-valuemax", String(max));
+    part.bar.setAttribute("aria-valuenow", String(inFlight));
+    part.bar.setAttribute(
+      "aria-valuetext",
+      `${fmtInt(inFlight)} of ${fmtInt(max)} calls in flight, ${fmtInt(waiting)} waiting`,
+    );
+  }
+
+  /** A tile for a bulkhead no breaker shares a name with. */
+  function makeBulkheadTile(name) {
+    const tile = el("article", "tile bulkhead-tile");
+    tile.dataset.bulkhead = name;
+    const head = tileHead(name, el("span", "badge", "BULKHEAD"));
+    const meter = makeBulkhead();
+    tile.append(head, meter.root);
+    return { tile, meter };
+  }
+
+  /** Puts the lone bulkheads of a poll (`list`, sorted by name) in their section. */
+  function renderBulkheads(list, matched) {
+    const names = [];
+    for (const g of list) {
+      if (!g || typeof g.name !== "string") continue;
+      names.push(g.name);
+      let p = bulkheadTiles.get(g.name);
+      if (!p) {
+        p = makeBulkheadTile(g.name);
+        bulkheadTiles.set(g.name, p);
+      }
+      renderBulkhead(p.meter, g);
+    }
+    const wanted = new Set(names);
+    for (const [name, p] of bulkheadTiles) {
+      if (!wanted.has(name)) {
+        p.tile.remove();
+        bulkheadTiles.delete(name);
+      }
+    }
+    ui.bulkheadTiles.replaceChildren(...names.map((n) => bulkheadTiles.get(n).tile));
+    ui.bulkheads.hidden = names.length === 0;
+    ui.bulkheadRange.textContent =
+      matched > names.length ? `${fmtInt(names.length)} of ${fmtInt(matched)}` : "";
   }
 
   function setTileState(p, state) {
@@ -360,6 +446,7 @@
     if (b) {
       renderRate(p.failure, b.failureRate, b.failureRateThreshold);
       renderRate(p.slow, b.slowCallRate, b.slowCallRateThreshold);
+      renderBulkhead(p.bulkhead, b.bulkhead);
       p.countsLine.textContent =
         `buffered ${fmtInt(b.bufferedCalls)} · failed ${fmtInt(b.failedCalls)} · ` +
         `slow ${fmtInt(b.slowCalls)} · not permitted ${fmtInt(b.notPermittedCalls)}`;
@@ -574,6 +661,10 @@
     }
     page.shown = names.length;
     renderRange();
+    renderBulkheads(
+      Array.isArray(body.bulkheads) ? body.bulkheads : [],
+      body.bulkheadsMatched | 0,
+    );
     prune(now);
   }
 

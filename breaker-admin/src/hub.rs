@@ -20,6 +20,7 @@ use breaker_core::{
     CircuitBreaker, Event, Registry, RegistryEvent, State, Subscription, Timestamp,
 };
 
+use crate::bulkheads::BulkheadHub;
 use crate::event::{EventType, Record, Words};
 use crate::ring::Ring;
 
@@ -190,16 +191,17 @@ struct Maps {
     by_id: HashMap<u64, Arc<Tracked>>,
 }
 
-/// The breakers the admin follows, by name and by id.
+/// The breakers the admin follows, by name and by id, and its bulkheads.
 pub(crate) struct Hub {
     pub(crate) registry: Registry,
     pub(crate) stream: Arc<StreamHub>,
+    pub(crate) bulkheads: Arc<BulkheadHub>,
     maps: RwLock<Maps>,
     next_id: AtomicU64,
 }
 
 impl Hub {
-    /// Follows every breaker of `registry`, now and from now on.
+    /// Follows every breaker and bulkhead of `registry`, now and from now on.
     pub(crate) fn attach(registry: &Registry, stream_capacity: usize) -> Arc<Hub> {
         let hub = Arc::new(Hub {
             registry: registry.clone(),
@@ -207,6 +209,7 @@ impl Hub {
                 ring: Ring::new(stream_capacity),
                 clients: AtomicUsize::new(0),
             }),
+            bulkheads: BulkheadHub::attach(registry),
             maps: RwLock::default(),
             next_id: AtomicU64::new(0),
         });
@@ -317,6 +320,7 @@ impl std::fmt::Debug for Hub {
         f.debug_struct("Hub")
             .field("breakers", &self.len())
             .field("stream", &self.stream)
+            .field("bulkheads", &self.bulkheads)
             .finish_non_exhaustive()
     }
 }

@@ -1,6 +1,7 @@
 //! The JSON bodies, field for field as Resilience4j's actuator writes them (its
-//! `CircuitBreakerDetails`, `CircuitBreakerEventDTO`, `CircuitBreakerUpdateStateResponse` and its
-//! health indicator), plus the dashboard's summary and state history.
+//! `CircuitBreakerDetails`, `CircuitBreakerEventDTO`, `CircuitBreakerUpdateStateResponse`, its
+//! health indicator, `BulkheadEndpointResponse` and `BulkheadEventDTO`), plus the dashboard's
+//! summary and state history.
 
 use std::collections::BTreeMap;
 
@@ -8,6 +9,7 @@ use breaker_core::{CircuitBreaker, State};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use crate::bulkheads::{BulkheadRecord, TrackedBulkhead};
 use crate::event::{EventType, Record};
 use crate::hub::Tracked;
 use crate::text::{iso_utc, percent};
@@ -106,6 +108,40 @@ pub(crate) struct UpdateStateResponse {
     pub(crate) message: String,
 }
 
+/// `BulkheadEndpointResponse`: `{"bulkheads": [name, ...]}`, sorted by name.
+#[derive(Serialize)]
+pub(crate) struct BulkheadsResponse {
+    pub(crate) bulkheads: Vec<String>,
+}
+
+/// Resilience4j's `BulkheadEventDTO`, its fields in its order (the body is written from this
+/// struct, not through a `serde_json::Value`, whose map would sort them).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BulkheadEventDto {
+    bulkhead_name: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    creation_time: String,
+}
+
+impl BulkheadEventDto {
+    pub(crate) fn new(name: &str, record: &BulkheadRecord) -> BulkheadEventDto {
+        BulkheadEventDto {
+            bulkhead_name: name.to_owned(),
+            kind: record.kind.as_str(),
+            creation_time: iso_utc(record.at),
+        }
+    }
+}
+
+/// `BulkheadEventsEndpointResponse`: `{"bulkheadEvents": [...]}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BulkheadEventsResponse {
+    pub(crate) bulkhead_events: Vec<BulkheadEventDto>,
+}
+
 /// A health status: Spring's four, and Resilience4j's two custom ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -193,9 +229,51 @@ pub(crate) fn health_component<'a>(
     (status, Value::Object(component))
 }
 
+/// A bulkhead in the dashboard's summary: its limit, its free places, the calls in it
+/// (`inFlightCalls`, the limit less the free places) and the calls waiting for a place.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BulkheadGauge {
+    max_allowed_concurrent_calls: u32,
+    available_concurrent_calls: u32,
+    in_flight_calls: u32,
+    waiting_calls: u32,
+}
+
+impl BulkheadGauge {
+    pub(crate) fn of(tracked: &TrackedBulkhead) -> BulkheadGauge {
+        let m = tracked.bulkhead.metrics();
+        let max = m.max_allowed_concurrent_calls();
+        let available = m.available_concurrent_calls();
+        BulkheadGauge {
+            max_allowed_concurrent_calls: max,
+            available_concurrent_calls: available,
+            in_flight_calls: max.saturating_sub(available),
+            waiting_calls: m.waiting_calls(),
+        }
+    }
+}
+
+/// A bulkhead no breaker shares a name with, in the dashboard's summary.
+#[derive(Serialize)]
+pub(crate) struct LoneBulkhead<'a> {
+    name: &'a str,
+    #[serde(flatten)]
+    gauge: BulkheadGauge,
+}
+
+impl<'a> LoneBulkhead<'a> {
+    pub(crate) fn of(tracked: &'a TrackedBulkhead) -> LoneBulkhead<'a> {
+        LoneBulkhead {
+            name: tracked.name(),
+            gauge: BulkheadGauge::of(tracked),
+        }
+    }
+}
+
 /// One breaker in the dashboard's summary. Rates and thresholds are numbers here (percent,
 /// -1 for "no rate yet"); `calls`, `failures`, `slow` and `rejected` count since the admin
-/// started following the breaker.
+/// started following the breaker; `bulkhead` is the bulkhead of the same name, if any.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BreakerSummary<'a> {
@@ -213,10 +291,15 @@ pub(crate) struct BreakerSummary<'a> {
     failures: u64,
     slow: u64,
     rejected: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bulkhead: Option<BulkheadGauge>,
 }
 
 impl<'a> BreakerSummary<'a> {
-    pub(crate) fn of(tracked: &'a Tracked) -> BreakerSummary<'a> {
+    pub(crate) fn of(
+        tracked: &'a Tracked,
+        bulkhead: Option<&TrackedBulkhead>,
+    ) -> BreakerSummary<'a> {
         use std::sync::atomic::Ordering::Relaxed;
         let breaker = &tracked.breaker;
         let m = breaker.metrics();
@@ -237,6 +320,7 @@ impl<'a> BreakerSummary<'a> {
             failures: feed.failures.load(Relaxed),
             slow: feed.slow.load(Relaxed),
             rejected: feed.rejected.load(Relaxed),
+            bulkhead: bulkhead.map(BulkheadGauge::of),
         }
     }
 }
@@ -280,6 +364,10 @@ pub(crate) struct Summary<'a> {
     pub(crate) states: StateCounts,
     pub(crate) now: u64,
     pub(crate) breakers: Vec<BreakerSummary<'a>>,
+    /// The bulkheads whose name no breaker has (see `routes/dashboard.rs`).
+    pub(crate) bulkheads: Vec<LoneBulkhead<'a>>,
+    #[serde(rename = "bulkheadsMatched")]
+    pub(crate) bulkheads_matched: usize,
 }
 
 /// One state change in the dashboard's state history: a STATE_TRANSITION with its

@@ -1,7 +1,7 @@
-//! An operations surface for [`breaker_core`]'s breakers (used as `breaker::admin` with the
-//! facade's feature `admin`): the endpoints of Resilience4j's Spring Boot actuator, a health
-//! endpoint for readiness probes, live events and a dashboard, as an axum [`Router`] that a
-//! service mounts.
+//! An operations surface for [`breaker_core`]'s breakers and bulkheads (used as
+//! `breaker::admin` with the facade's feature `admin`): the endpoints of Resilience4j's Spring
+//! Boot actuator, a health endpoint for readiness probes, live events and a dashboard, as an
+//! axum [`Router`] that a service mounts.
 //!
 //! ```no_run
 //! use breaker_admin::{Admin, Authorization};
@@ -35,6 +35,8 @@
 //! | `POST /actuator/circuitbreakers/{name}` | `{"updateState": "FORCE_OPEN"}`: only with [`Admin::write_operations`] |
 //! | `GET /actuator/circuitbreakerevents[/{name}[/{eventType}]]` | recent events: `{"circuitBreakerEvents": [...]}` |
 //! | `GET /actuator/streamcircuitbreakerevents[/{name}[/{eventType}]]` | live events, as server-sent events |
+//! | `GET /actuator/bulkheads` | every bulkhead's name: `{"bulkheads": [name, ...]}`, sorted |
+//! | `GET /actuator/bulkheadevents[/{name}[/{eventType}]]` | recent bulkhead events: `{"bulkheadEvents": [...]}` |
 //! | `GET /actuator/health`, `/actuator/health/circuitBreakers` | Spring's health JSON; 503 when DOWN |
 //! | `GET /actuator/prometheus` | only with [`Admin::prometheus`] |
 //! | `GET /dashboard`, `/dashboard/dashboard.js`, `/dashboard/dashboard.css` | the dashboard page |
@@ -42,9 +44,10 @@
 //! | `GET /dashboard/api/breakers/{name}/states` | one breaker's state history (below) |
 //!
 //! `{name}` is a breaker's display name ([`CircuitBreaker::name`], `name[key]` for a keyed
-//! one), percent-encoded in the path (`tenant%5Bacme%5D`; a `/` in a key as `%2F`). A name that
-//! matches no breaker is a 404 whose JSON body names it; an unknown `eventType` is a 400 that
-//! lists the valid ones. Every error body is `{"status", "error", "message"}` plus the field at
+//! one), or a bulkhead's under `bulkheadevents`, percent-encoded in the path
+//! (`tenant%5Bacme%5D`; a `/` in a key as `%2F`). A name that matches no breaker (no bulkhead)
+//! is a 404 whose JSON body names it; an unknown `eventType` is a 400 that lists the valid
+//! ones (a bulkhead's are `CALL_PERMITTED`, `CALL_REJECTED`, `CALL_FINISHED`, in any case). Every error body is `{"status", "error", "message"}` plus the field at
 //! fault.
 //!
 //! # The JSON, and where it differs from Resilience4j's
@@ -54,16 +57,39 @@
 //! minimum number of calls); `creationTime` is Java's `ZonedDateTime` text in UTC
 //! (`2023-11-14T22:13:20.250Z`); `stateTransition` is `CLOSED_TO_OPEN`. Where breaker differs:
 //!
-//! - Resilience4j's write operation and event endpoints make or answer an unknown name (an empty
-//!   list); here an unknown name is a 404, so a typo is seen and no request creates a breaker.
+//! - Resilience4j's write operation and event endpoints (the bulkheads' too) make or answer an
+//!   unknown name (an empty list); here an unknown name is a 404, so a typo is seen and no
+//!   request creates a breaker. An unknown bulkhead event type is a 400 that lists the
+//!   valid ones (Resilience4j's `BulkheadEvent.Type.valueOf` throws an
+//!   `IllegalArgumentException`).
 //! - `updateState` takes Resilience4j's `CLOSE`, `FORCE_OPEN` and `DISABLE`, and `METRICS_ONLY`
 //!   too. An unknown operation is a 400 (Resilience4j answers 200 with a message).
 //! - `errorMessage` is never written: the core's events carry no error text.
-//! - `GET /actuator/circuitbreakerevents` (every breaker) gives at most the newest 10,000
-//!   events; each breaker keeps its `event-consumer-buffer-size` newest.
+//! - `GET /actuator/circuitbreakerevents` (every breaker) and `GET /actuator/bulkheadevents`
+//!   (every bulkhead) give at most the newest 10,000 events; each breaker and bulkhead keeps
+//!   its `event-consumer-buffer-size` newest. Events at the same instant come in name order.
+//! - The bulkhead endpoints list the semaphore bulkheads of the registry; breaker has no
+//!   thread-pool bulkhead, which Resilience4j's also lists.
 //! - The event stream writes each event as a plain `data:` message (no `event:` name, so a
 //!   browser's `onmessage` gets it) with the stream's sequence number as its `id:`; a
 //!   reconnecting client's `Last-Event-ID` resumes after it.
+//!
+//! # Bulkheads
+//!
+//! `GET /actuator/bulkheads` is Resilience4j's `BulkheadEndpointResponse`, the names only.
+//! Each bulkhead's events are Resilience4j's `BulkheadEventDTO`, its fields in its order:
+//!
+//! ```json
+//! {"bulkheadEvents":[{"bulkheadName":"inventory","type":"CALL_PERMITTED","creationTime":"2023-11-14T22:13:20Z"},
+//!  {"bulkheadName":"inventory","type":"CALL_REJECTED","creationTime":"2023-11-14T22:13:20.500Z"}]}
+//! ```
+//!
+//! Each bulkhead keeps its newest `event-consumer-buffer-size` events (its own key, default
+//! 100) in a ring of two words an event (16 bytes, 1.6 KB for 100), written by one listener on
+//! the calling thread with atomics only, like a breaker's (below). The ring is sized when the
+//! admin starts following the bulkhead: a later `change_config` keeps its size. On the
+//! dashboard, a breaker's tile shows the bulkhead of its name (calls in flight against its
+//! limit), and a bulkhead no breaker shares a name with gets a tile of its own.
 //!
 //! # State history
 //!
@@ -123,9 +149,10 @@
 //!
 //! Breakers are followed from when the admin is built: those in the registry then, and each one
 //! added later ([`Registry::on_registry_event_for`], which drops the hook with the admin); a
-//! removed, replaced or evicted breaker's rings
-//! are dropped with it (a replacement is followed afresh: its state history's `since` is when
-//! it came in).
+//! removed, replaced or evicted breaker's rings are dropped with it (a replacement is followed
+//! afresh: its state history's `since` is when it came in). Bulkheads likewise, through
+//! [`Registry::on_bulkhead_registry_event_for`]: a removed bulkhead's endpoints answer 404 at
+//! once, and one made again under its name starts with no events.
 //!
 //! # Binding
 //!
@@ -136,6 +163,7 @@
 //!
 //! [`CircuitBreaker::name`]: breaker_core::CircuitBreaker::name
 //! [`Registry::on_registry_event_for`]: breaker_core::Registry::on_registry_event_for
+//! [`Registry::on_bulkhead_registry_event_for`]: breaker_core::Registry::on_bulkhead_registry_event_for
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
@@ -148,6 +176,7 @@ use std::time::Duration;
 use axum::Router;
 use breaker_core::Registry;
 
+mod bulkheads;
 mod event;
 mod hub;
 mod json;
@@ -209,6 +238,8 @@ impl AdminBuilder {
             options: Options {
                 circuit_breakers: true,
                 events: true,
+                bulkheads: true,
+                bulkhead_events: true,
                 stream: true,
                 health: true,
                 health_details: true,
@@ -270,6 +301,18 @@ impl Admin {
     /// Serves `GET /actuator/circuitbreakerevents` and below (default on).
     pub fn events_endpoint(mut self, on: bool) -> Admin {
         self.options.events = on;
+        self
+    }
+
+    /// Serves `GET /actuator/bulkheads` (default on).
+    pub fn bulkheads_endpoint(mut self, on: bool) -> Admin {
+        self.options.bulkheads = on;
+        self
+    }
+
+    /// Serves `GET /actuator/bulkheadevents` and below (default on).
+    pub fn bulkhead_events_endpoint(mut self, on: bool) -> Admin {
+        self.options.bulkhead_events = on;
         self
     }
 
@@ -338,6 +381,8 @@ impl fmt::Debug for Admin {
             .field("prometheus", &o.prometheus.is_some())
             .field("circuit_breakers", &o.circuit_breakers)
             .field("events", &o.events)
+            .field("bulkheads", &o.bulkheads)
+            .field("bulkhead_events", &o.bulkhead_events)
             .field("stream", &o.stream)
             .field("health", &o.health)
             .field("dashboard", &o.dashboard)

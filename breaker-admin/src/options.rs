@@ -45,6 +45,8 @@ type Render = Arc<dyn Fn() -> String + Send + Sync>;
 pub(crate) struct Options {
     pub(crate) circuit_breakers: bool,
     pub(crate) events: bool,
+    pub(crate) bulkheads: bool,
+    pub(crate) bulkhead_events: bool,
     pub(crate) stream: bool,
     pub(crate) health: bool,
     pub(crate) health_details: bool,

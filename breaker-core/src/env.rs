@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::bulkhead::BulkheadEvent;
+use crate::bulkhead::event::BulkheadEvent;
 use crate::event::listeners::Listeners;
 use crate::time::clock::Clock;
 use crate::time::scheduler::Scheduler;
@@ -41,6 +41,14 @@ impl Env {
             bulkhead_listeners: Arc::default(),
             seed,
         })
+    }
+
+    /// The environment of the breakers and bulkheads made outside any registry: the system
+    /// clock, and one scheduler for all of them.
+    pub(crate) fn standalone() -> Arc<Env> {
+        static STANDALONE: once_cell::sync::Lazy<Arc<Env>> =
+            once_cell::sync::Lazy::new(|| Env::new(Clock::system(), None));
+        Arc::clone(&STANDALONE)
     }
 
     /// The registry's clock.

@@ -171,18 +171,21 @@ impl From<CallTimedOut> for std::io::Error {
 /// (`E: From<BulkheadFull>`; `io::Error` has one: kind `Other`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct BulkheadFull {
-    name: Name,
+    // A bulkhead's name is interned for the process (`name::intern_static`): the refusal copies
+    // two words and its drop does nothing, so a refusal reads nothing but the semaphore's
+    // word and whether anyone listens.
+    name: &'static str,
 }
 
 impl BulkheadFull {
-    #[inline]
-    pub(crate) fn new(name: Name) -> BulkheadFull {
+    #[inline(always)]
+    pub(crate) fn new(name: &'static str) -> BulkheadFull {
         BulkheadFull { name }
     }
 
     /// The name of the bulkhead that refused the call.
     pub fn bulkhead_name(&self) -> &str {
-        self.name.as_str()
+        self.name
     }
 }
 
@@ -399,6 +402,11 @@ mod tests {
     fn rejections_are_two_words_and_keep_every_detail() {
         assert_eq!(std::mem::size_of::<CallNotPermitted>(), 16);
         assert_eq!(std::mem::size_of::<CallTimedOut>(), 16);
+        assert_eq!(std::mem::size_of::<BulkheadFull>(), 16);
+        assert!(
+            !std::mem::needs_drop::<BulkheadFull>(),
+            "dropping a refusal touches nothing"
+        );
         let name = crate::name::intern("error-tests:packing");
         for state in State::ALL {
             let rejected = CallNotPermitted::new(name.clone(), state);
@@ -458,7 +466,9 @@ mod tests {
             ["CircuitBreaker 'error-tests:chain' cancelled a call that ran longer than 100ms"]
         );
         assert!(timed_out.is_timed_out() && !timed_out.is_rejected());
-        let full = CallError::<Refused>::from(BulkheadFull::new(name.clone()));
+        let full = CallError::<Refused>::from(BulkheadFull::new(crate::name::intern_static(
+            "error-tests:chain",
+        )));
         assert_eq!(
             chain(&full),
             ["Bulkhead 'error-tests:chain' is full and does not permit further calls"]
@@ -479,7 +489,9 @@ mod tests {
         let rejected = CallError::from(CallNotPermitted::new(name.clone(), State::Open));
         assert_eq!(io(rejected), std::io::ErrorKind::Other);
         assert_eq!(
-            io(CallError::from(BulkheadFull::new(name))),
+            io(CallError::from(BulkheadFull::new(
+                crate::name::intern_static("error-tests:chain")
+            ))),
             std::io::ErrorKind::Other
         );
         assert_eq!(

@@ -73,6 +73,14 @@ pub(crate) fn intern(name: &str) -> Name {
         .clone()
 }
 
+/// The process-wide copy of `name` as a `&'static str`, for a holder that copies it on a hot
+/// path: a copy and its drop read nothing, where an interned [`Name`]'s clone and drop each
+/// read arcstr's flags to learn that it is static. A bulkhead's refusal carries its name so.
+pub(crate) fn intern_static(name: &str) -> &'static str {
+    // The interned text is already leaked (above), so `leak` only hands it out.
+    intern(name).0.leak()
+}
+
 /// The display name of the plain breaker configured by `name`: `name` itself, with `\` and
 /// `[` escaped (`\\`, `\[`), so that no plain name can read as a keyed one.
 pub(crate) fn plain_display(name: &str) -> std::borrow::Cow<'_, str> {
@@ -122,6 +130,17 @@ mod tests {
         assert!(!std::ptr::eq(
             a.as_str(),
             intern("name-tests:other").as_str()
+        ));
+    }
+
+    #[test]
+    fn a_static_name_is_the_interned_text() {
+        let text = intern_static("name-tests:inventory");
+        assert_eq!(text, "name-tests:inventory");
+        assert!(std::ptr::eq(text, intern("name-tests:inventory").as_str()));
+        assert!(std::ptr::eq(
+            text,
+            intern_static(&String::from("name-tests:inventory"))
         ));
     }
 

@@ -1,15 +1,21 @@
 //! Model checking of the concurrent core with loom: every interleaving (up to a preemption
 //! bound) of the operations below runs against breaker-core's real code, compiled with
 //! `--cfg loom` so that its atomics and locks are loom's: the state machine's, the listener
-//! lists', and the registry's map of breakers.
+//! lists', the registry's map of breakers, and the bulkhead's permit word and waiter queue.
 //!
 //! Each model prints how many interleavings it explored (`cargo test -p breaker-model --
 //! --nocapture`) and fails if it explored only one, which would mean loom saw no concurrency.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use breaker_model::bulkhead::{
+    Acquire, Bulkhead, BulkheadConfig, BulkheadPermit, OwnedBulkheadPermit,
+};
 use breaker_model::{
     CircuitBreaker, Config, EventKind, ManualClock, Outcome, Registry, State, Subscription,
 };
@@ -472,5 +478,160 @@ fn lookups_during_growth_find_every_breaker() {
         reader.join().unwrap();
         assert!(registry.find("c").expect("`c` was lost").ptr_eq(&c));
         assert_eq!(registry.breakers().len(), 3);
+    });
+}
+
+/// A registry on a manual clock with one bulkhead, `bh` (its waits end only when a model
+/// advances the clock).
+fn bulkhead(limit: u32, fair: bool) -> (ManualClock, Bulkhead, Registry) {
+    let clock = ManualClock::new();
+    let config = BulkheadConfig::builder()
+        .max_concurrent_calls(limit)
+        .max_wait_duration(WAIT)
+        .fair_call_handling_enabled(fair)
+        .build()
+        .unwrap();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .bulkhead_instance("bh", config)
+        .build();
+    let bh = registry.bulkhead("bh");
+    (clock, bh, registry)
+}
+
+/// Counts the holders of a place, and fails the model if more than the limit hold one. Its
+/// counter is loom's, so the model runs the other threads between a holder's arrival and
+/// departure.
+#[derive(Default)]
+struct Holders(loom::sync::atomic::AtomicUsize);
+
+impl Holders {
+    fn hold(&self, limit: usize, permit: &BulkheadPermit<'_>) {
+        let now = self.0.fetch_add(1, Relaxed) + 1;
+        assert!(now <= limit, "{now} calls hold a place of {limit}");
+        let _ = permit;
+        self.0.fetch_sub(1, Relaxed);
+    }
+}
+
+/// The fast path and the hand-off, fair and not: a call gives its place back while a thread
+/// waits for one (parked) and a newcomer tries to take one. Never two holders; the waiter is
+/// always woken (loom fails a model whose thread parks forever); every place comes back.
+#[test]
+fn bulkhead_a_released_place_reaches_the_waiter_or_a_newcomer_never_both() {
+    for fair in [true, false] {
+        let name = if fair {
+            "bulkhead hand-off, fair"
+        } else {
+            "bulkhead hand-off, unfair"
+        };
+        check(name, 3, move || {
+            let (_clock, bh, _registry) = bulkhead(1, fair);
+            let holders = Arc::new(Holders::default());
+            let held = bh.try_acquire_owned().unwrap();
+            let waiter = {
+                let (bh, holders) = (bh.clone(), Arc::clone(&holders));
+                thread::spawn(move || {
+                    let permit = bh.acquire_blocking().expect("the wait never times out");
+                    holders.hold(1, &permit);
+                })
+            };
+            let newcomer = {
+                let (bh, holders) = (bh.clone(), Arc::clone(&holders));
+                thread::spawn(move || {
+                    if let Ok(permit) = bh.try_acquire() {
+                        holders.hold(1, &permit);
+                    }
+                })
+            };
+            drop(held);
+            waiter.join().unwrap();
+            newcomer.join().unwrap();
+            assert_every_place_back(&bh);
+        });
+    }
+}
+
+/// The place is free again and nobody waits.
+fn assert_every_place_back(bh: &Bulkhead) {
+    let m = bh.metrics();
+    assert_eq!((m.available_concurrent_calls(), m.waiting_calls()), (1, 0));
+}
+
+/// The one place of `bh` taken, and a call waiting for it (polled once).
+fn held_and_waiting(bh: &Bulkhead) -> (OwnedBulkheadPermit, Pin<Box<Acquire<'_>>>) {
+    let held = bh.try_acquire_owned().unwrap();
+    let mut waiting = Box::pin(bh.acquire());
+    let polled = waiting
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()));
+    assert!(polled.is_pending());
+    (held, waiting)
+}
+
+/// A waiting future dropped while its place is handed to it: the place goes back (to the
+/// count, since nobody else waits), exactly once.
+#[test]
+fn bulkhead_a_dropped_waiter_racing_its_grant_gives_the_place_back_once() {
+    check("bulkhead cancel vs grant", 3, || {
+        let (_clock, bh, _registry) = bulkhead(1, true);
+        let (held, waiting) = held_and_waiting(&bh);
+        let releaser = thread::spawn(move || drop(held));
+        drop(waiting);
+        releaser.join().unwrap();
+        assert_every_place_back(&bh);
+    });
+}
+
+/// A waiter's timer fires while its place is handed to it: it is either granted or refused,
+/// and in both cases every place comes back.
+#[test]
+fn bulkhead_a_timer_racing_a_grant_ends_the_wait_once() {
+    check("bulkhead timer vs grant", 3, || {
+        let (clock, bh, _registry) = bulkhead(1, true);
+        let (held, mut waiting) = held_and_waiting(&bh);
+        let mut cx = Context::from_waker(Waker::noop());
+        let timer = thread::spawn(move || clock.advance(WAIT));
+        drop(held);
+        timer.join().unwrap();
+        match waiting.as_mut().poll(&mut cx) {
+            Poll::Ready(Ok(permit)) => drop(permit),
+            Poll::Ready(Err(_)) => {}
+            Poll::Pending => panic!("the wait outlived both its grant and its timer"),
+        }
+        assert_every_place_back(&bh);
+    });
+}
+
+/// A limit raised while a call gives its place back and another waits: the waiter gets a place
+/// from one or the other, and the count settles on the new limit.
+#[test]
+fn bulkhead_a_limit_change_racing_a_release_settles_on_the_new_limit() {
+    check("bulkhead resize vs release", 3, || {
+        let (_clock, bh, _registry) = bulkhead(1, true);
+        let (held, mut waiting) = held_and_waiting(&bh);
+        let resizer = {
+            let bh = bh.clone();
+            thread::spawn(move || {
+                let raised = BulkheadConfig::builder()
+                    .max_concurrent_calls(2)
+                    .max_wait_duration(bh.config().max_wait_duration())
+                    .build()
+                    .unwrap();
+                bh.change_config(raised);
+            })
+        };
+        drop(held);
+        resizer.join().unwrap();
+        let polled = waiting
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()));
+        let Poll::Ready(Ok(permit)) = polled else {
+            panic!("a place came free twice, and the waiter has none: {polled:?}");
+        };
+        let m = bh.metrics();
+        assert_eq!((m.available_concurrent_calls(), m.waiting_calls()), (1, 0));
+        drop(permit);
+        assert_eq!(bh.metrics().available_concurrent_calls(), 2);
     });
 }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -12,17 +13,21 @@ use breaker_core::CallNotPermitted;
 use breaker_core::Classify;
 use breaker_core::{CallError, CallTimeout, OwnedPermit};
 
+use crate::inner_error::{InnerError, Wrap};
+
 pin_project! {
     /// The response of a [`CircuitBreakerService`](crate::CircuitBreakerService): the
     /// inner service's future `F`, polled in place under the request's permit (and the
     /// breaker's `timeout-duration`, if it has one), the fallback's future `G`, or a rejection.
     ///
     /// When the inner future finishes, its result is classified and recorded. Dropped before
-    /// that, it gives the permit back and records nothing.
-    pub struct ResponseFuture<F, C, G> {
+    /// that, it gives the permit back and records nothing. `W` says how the inner service's
+    /// errors become the service's ([`Wrap`] or [`Flatten`](crate::Flatten)).
+    pub struct ResponseFuture<F, C, G, W = Wrap> {
         #[pin]
         kind: Kind<F, G>,
         classify: C,
+        errors: PhantomData<fn() -> W>,
     }
 }
 
@@ -52,7 +57,7 @@ pin_project! {
     }
 }
 
-impl<F, C, G> ResponseFuture<F, C, G> {
+impl<F, C, G, W> ResponseFuture<F, C, G, W> {
     #[inline(always)]
     pub(crate) fn called(fut: F, permit: OwnedPermit, classify: C) -> Self {
         let timer = match permit.config().timeout_duration() {
@@ -66,6 +71,7 @@ impl<F, C, G> ResponseFuture<F, C, G> {
                 permit: Some(permit),
             },
             classify,
+            errors: PhantomData,
         }
     }
 
@@ -74,6 +80,7 @@ impl<F, C, G> ResponseFuture<F, C, G> {
         ResponseFuture {
             kind: Kind::Fallback { fut },
             classify,
+            errors: PhantomData,
         }
     }
 
@@ -82,6 +89,7 @@ impl<F, C, G> ResponseFuture<F, C, G> {
         ResponseFuture {
             kind: Kind::Rejected { error: Some(error) },
             classify,
+            errors: PhantomData,
         }
     }
 }
@@ -113,14 +121,14 @@ fn boxed_timer(permit: &OwnedPermit) -> Option<Pin<Box<CallTimeout>>> {
     permit.start_timeout().map(Box::pin)
 }
 
-impl<F, C, G, T, E> Future for ResponseFuture<F, C, G>
+impl<F, C, G, W, T, E> Future for ResponseFuture<F, C, G, W>
 where
     F: Future<Output = Result<T, E>>,
     G: Future<Output = Result<T, E>>,
-    C: Classify<T, E>,
-    E: 'static,
+    W: InnerError<E>,
+    C: Classify<T, W::Inner>,
 {
-    type Output = Result<T, CallError<E>>;
+    type Output = Result<T, CallError<W::Inner>>;
 
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -132,7 +140,7 @@ where
                     .expect("a breaker's response future was polled after it completed");
                 Poll::Ready(Err(CallError::Rejected(error)))
             }
-            KindProj::Fallback { fut } => fut.poll(cx).map_err(CallError::Inner),
+            KindProj::Fallback { fut } => fut.poll(cx).map_err(W::convert),
             KindProj::Called { fut, timer, permit } => {
                 let polled = match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
                     Ok(polled) => polled,
@@ -145,10 +153,10 @@ where
                     }
                 };
                 if let Poll::Ready(result) = polled {
-                    if let Some(permit) = permit.take() {
-                        permit.finish_with(this.classify, &result);
-                    }
-                    return Poll::Ready(result.map_err(CallError::Inner));
+                    return Poll::Ready(match permit.take() {
+                        Some(permit) => W::finish(permit, this.classify, result),
+                        None => result.map_err(W::convert),
+                    });
                 }
                 match timer {
                     Some(timer) => poll_timer(timer, permit, cx),
@@ -159,7 +167,7 @@ where
     }
 }
 
-impl<F, C, G> fmt::Debug for ResponseFuture<F, C, G> {
+impl<F, C, G, W> fmt::Debug for ResponseFuture<F, C, G, W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("ResponseFuture");
         match &self.kind {

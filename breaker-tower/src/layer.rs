@@ -1,10 +1,12 @@
 //! [`CircuitBreakerLayer`]: wraps services in a [`CircuitBreakerService`].
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use tower_layer::Layer;
 
 use crate::fallback::{FallbackService, NoFallback};
+use crate::inner_error::{Flatten, Wrap};
 use crate::select::PerKey;
 use crate::service::CircuitBreakerService;
 use breaker_core::CircuitBreaker;
@@ -16,10 +18,11 @@ use breaker_core::Registry;
 ///
 /// Every service the layer wraps shares the layer's breakers.
 #[derive(Clone)]
-pub struct CircuitBreakerLayer<C = Classifier, B = CircuitBreaker, F = NoFallback> {
+pub struct CircuitBreakerLayer<C = Classifier, B = CircuitBreaker, F = NoFallback, W = Wrap> {
     breakers: B,
     classify: C,
     fallback: F,
+    errors: PhantomData<fn() -> W>,
 }
 
 impl CircuitBreakerLayer {
@@ -30,6 +33,7 @@ impl CircuitBreakerLayer {
             breakers: breaker,
             classify: Classifier::new(),
             fallback: NoFallback,
+            errors: PhantomData,
         }
     }
 
@@ -51,29 +55,47 @@ impl<K> CircuitBreakerLayer<Classifier, PerKey<K>> {
             breakers: PerKey::new(registry.keyed(name), key),
             classify: Classifier::new(),
             fallback: NoFallback,
+            errors: PhantomData,
         }
     }
 }
 
-impl<C, B, F> CircuitBreakerLayer<C, B, F> {
+impl<C, B, F, W> CircuitBreakerLayer<C, B, F, W> {
     /// The same layer, classifying results with `classify` (for example
     /// [`HttpStatus`](crate::HttpStatus), or a [`Classifier`] with predicates), under the
     /// breaker's configured error kinds.
-    pub fn classify<D>(self, classify: D) -> CircuitBreakerLayer<D, B, F> {
+    pub fn classify<D>(self, classify: D) -> CircuitBreakerLayer<D, B, F, W> {
         CircuitBreakerLayer {
             breakers: self.breakers,
             classify,
             fallback: self.fallback,
+            errors: PhantomData,
         }
     }
 
     /// The same layer, answering rejected requests with `fallback`, a service with the inner
     /// service's request, response and error types (see [`FallbackService`]).
-    pub fn fallback<G>(self, fallback: G) -> CircuitBreakerLayer<C, B, FallbackService<G>> {
+    pub fn fallback<G>(self, fallback: G) -> CircuitBreakerLayer<C, B, FallbackService<G>, W> {
         CircuitBreakerLayer {
             breakers: self.breakers,
             classify: self.classify,
             fallback: FallbackService::new(fallback),
+            errors: PhantomData,
+        }
+    }
+
+    /// The same layer, for an inner service that answers with `CallError<E>` (a
+    /// [`BulkheadLayer`](crate::BulkheadLayer)'s service, stacked inside this one): the
+    /// layer's services answer with the same `CallError<E>`, not `CallError<CallError<E>>`,
+    /// classify the inner `Result<T, E>` with the layer's classifier, and record a
+    /// [`BulkheadFull`](breaker_core::BulkheadFull) as a failure (see [`Flatten`], and the
+    /// [crate docs](crate#bulkheads)).
+    pub fn flatten_errors(self) -> CircuitBreakerLayer<C, B, F, Flatten> {
+        CircuitBreakerLayer {
+            breakers: self.breakers,
+            classify: self.classify,
+            fallback: self.fallback,
+            errors: PhantomData,
         }
     }
 
@@ -84,15 +106,15 @@ impl<C, B, F> CircuitBreakerLayer<C, B, F> {
     }
 }
 
-impl<C, F> CircuitBreakerLayer<C, CircuitBreaker, F> {
+impl<C, F, W> CircuitBreakerLayer<C, CircuitBreaker, F, W> {
     /// The breaker the layer's services share.
     pub fn breaker(&self) -> &CircuitBreaker {
         &self.breakers
     }
 }
 
-impl<S, C: Clone, B: Clone, F: Clone> Layer<S> for CircuitBreakerLayer<C, B, F> {
-    type Service = CircuitBreakerService<S, C, B, F>;
+impl<S, C: Clone, B: Clone, F: Clone, W> Layer<S> for CircuitBreakerLayer<C, B, F, W> {
+    type Service = CircuitBreakerService<S, C, B, F, W>;
 
     fn layer(&self, inner: S) -> Self::Service {
         CircuitBreakerService::with_parts(
@@ -104,7 +126,7 @@ impl<S, C: Clone, B: Clone, F: Clone> Layer<S> for CircuitBreakerLayer<C, B, F> 
     }
 }
 
-impl<C, B: fmt::Debug, F> fmt::Debug for CircuitBreakerLayer<C, B, F> {
+impl<C, B: fmt::Debug, F, W> fmt::Debug for CircuitBreakerLayer<C, B, F, W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CircuitBreakerLayer")
             .field("breakers", &self.breakers)

@@ -1,6 +1,6 @@
-//! A tower [`Layer`](tower_layer::Layer) and [`Service`] around a [`CircuitBreaker`], for axum,
-//! tonic, hyper and any other stack built on `tower::Service`: `breaker::tower` with the
-//! facade's feature `tower`.
+//! A tower [`Layer`](tower_layer::Layer) and [`Service`] around a [`CircuitBreaker`], and one
+//! around a [`Bulkhead`] (see [Bulkheads](#bulkheads)), for axum, tonic, hyper and any other
+//! stack built on `tower::Service`: `breaker::tower` with the facade's feature `tower`.
 //!
 //! Built on breaker-core's public API only: a request takes an
 //! [`OwnedPermit`](breaker_core::OwnedPermit) ([`CircuitBreaker::try_acquire_owned`]), runs
@@ -117,26 +117,148 @@
 //! other breaker stay small (held in place, it made the CLOSED path half again as slow in the
 //! layer bench). A per-key request also looks its key up in the keyed group (a hash
 //! and a lock-free map read; a key text of up to 64 bytes is formatted on the stack).
+//!
+//! # Bulkheads
+//!
+//! [`BulkheadLayer`] wraps a service in a [`BulkheadService`]: at most the bulkhead's
+//! `max-concurrent-calls` requests run in the inner service at once. A request takes a place
+//! when the service is called ([`Bulkhead::try_acquire_owned`]) and holds it, an
+//! [`OwnedBulkheadPermit`](breaker_core::OwnedBulkheadPermit), in its response future until the
+//! inner future finishes or is dropped. The inner service is called only under a place: a
+//! refused request never reaches it. The bulkhead comes from a registry by name
+//! ([`BulkheadLayer::from_registry`], the registry's `bulkhead(name)`, configured under
+//! `resilience4j.bulkhead`) or is given ([`BulkheadLayer::new`]).
+//!
+//! A request that finds every place taken fails with [`CallError::BulkheadFull`], at once when
+//! the bulkhead's `max-wait-duration` is 0 (the default). With a wait, its response future
+//! waits for a place up to that long ([`Bulkhead::acquire_owned`], on the bulkhead's clock:
+//! no thread is blocked, and a dropped future leaves the queue), then calls the inner service
+//! or fails. [`ErrorResponse::http_response`] answers a `BulkheadFull` with 503 Service
+//! Unavailable, its body naming the bulkhead.
+//!
+//! ## Readiness of the bulkhead's service
+//!
+//! `poll_ready` asks the inner service only; it never takes, holds or waits for a place.
+//! tower's `ConcurrencyLimit` does the opposite: it takes a semaphore permit in `poll_ready` and
+//! answers `Pending` while none is free, so a caller waits there for as long as the calls in
+//! flight take, with no limit, and a handle made ready but never called holds a place. A
+//! bulkhead is a promise to answer at once when the dependency is saturated (Resilience4j's
+//! `max-wait-duration` 0): so the place is taken in `call`, as the breaker's permit is (see
+//! [Readiness and rejection](#readiness-and-rejection)), and a caller waits only as long as
+//! the bulkhead's `max-wait-duration` says, in the response future.
+//!
+//! ## With the breaker, in Spring's order
+//!
+//! Resilience4j's Spring order puts the bulkhead inside the breaker:
+//! `CircuitBreaker(Bulkhead(call))`. With tower's `ServiceBuilder`, the first layer is the
+//! outermost, so the breaker's layer comes first:
+//!
+//! - an OPEN breaker rejects a request before it reaches the bulkhead: it never takes a place;
+//! - a request the bulkhead refuses is a failure the breaker records (unless the breaker's
+//!   `ignore-exceptions` names the kind `BulkheadFullException`), so a saturated dependency
+//!   opens the breaker sooner, as in Resilience4j;
+//! - the breaker's `timeout-duration` covers the wait for a place.
+//!
+//! The bulkhead's service answers with `CallError<E>`; wrapped again by the breaker's it
+//! would be `CallError<CallError<E>>`. [`CircuitBreakerLayer::flatten_errors`] makes the
+//! breaker's services take the inner `CallError<E>` as their own ([`Flatten`]): they answer
+//! with the same `CallError<E>`, classify the inner `Result<T, E>` with the layer's classifier
+//! (an `Err(CallError::Inner(e))` counts as `Err(e)` would), and record a
+//! [`CallError::BulkheadFull`] as a failure under the breaker's configured error kinds.
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use std::future::{pending, Pending};
+//! use std::task::{Context, Poll};
+//!
+//! use breaker_core::{BulkheadConfig, ManualClock, Registry};
+//! use breaker_tower::{BulkheadLayer, CallError, CircuitBreakerLayer};
+//! use tower::{Service, ServiceBuilder};
+//!
+//! /// A dependency that never answers: each request holds its place.
+//! #[derive(Clone)]
+//! struct Saturated;
+//!
+//! impl Service<u32> for Saturated {
+//!     type Response = u32;
+//!     type Error = Infallible;
+//!     type Future = Pending<Result<u32, Infallible>>;
+//!
+//!     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+//!         Poll::Ready(Ok(()))
+//!     }
+//!
+//!     fn call(&mut self, _: u32) -> Self::Future {
+//!         pending()
+//!     }
+//! }
+//!
+//! let registry = Registry::builder()
+//!     .clock(ManualClock::new())
+//!     .bulkhead_instance("bureau", BulkheadConfig::builder().max_concurrent_calls(2).build()?)
+//!     .build();
+//! let mut service = ServiceBuilder::new()
+//!     .layer(CircuitBreakerLayer::from_registry(&registry, "bureau").flatten_errors())
+//!     .layer(BulkheadLayer::from_registry(&registry, "bureau"))
+//!     .service(Saturated);
+//! # let mut cx = Context::from_waker(std::task::Waker::noop());
+//! # let mut poll = |f: &mut _| std::future::Future::poll(std::pin::Pin::new(f), &mut cx);
+//!
+//! // Two requests take the two places (and hold them while their futures live).
+//! let mut held = [service.call(1), service.call(2)];
+//! # assert!(held.iter_mut().all(|f| poll(f).is_pending()));
+//! // The third is refused at once, without reaching the dependency: one level of `CallError`.
+//! let mut refused = service.call(3);
+//! # let Poll::Ready(answer) = poll(&mut refused) else { panic!() };
+//! let error: CallError<Infallible> = answer.unwrap_err();
+//! assert!(error.is_bulkhead_full());
+//! // ... and recorded by the breaker as a failure.
+//! assert_eq!(registry.breaker("bureau").metrics().failed_calls, 1);
+//!
+//! // Dropping the requests gives their places back.
+//! drop(held);
+//! let bulkhead = registry.bulkhead("bureau");
+//! assert_eq!(bulkhead.metrics().available_concurrent_calls(), 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Without [`flatten_errors`](CircuitBreakerLayer::flatten_errors), the stack still records a
+//! refusal as a failure (every error is one by default), and answers with
+//! `CallError<CallError<E>>`.
+//!
+//! ## What the bulkhead's layer costs
+//!
+//! A request that gets a place or is refused at once allocates nothing: the permit holds a
+//! clone of the bulkhead's handle (a reference count), the refusal is a
+//! [`BulkheadFull`](breaker_core::BulkheadFull) (the bulkhead's name, shared), and the response
+//! future polls the inner future in place. A request that has to wait (every place taken, and
+//! a `max-wait-duration`) allocates its wait: boxed with the request and the inner service, so
+//! that every other response future stays small, and the wait's timer on the bulkhead's
+//! scheduler. An HTTP answer built by [`ErrorResponse::http_response`] allocates its body.
 
 #![forbid(unsafe_code)]
 
 #[cfg(doc)]
-use breaker_core::{CircuitBreaker, Classifier, Classify};
+use breaker_core::{Bulkhead, CircuitBreaker, Classifier, Classify};
 #[cfg(doc)]
 use tower_service::Service;
 
+mod bulkhead;
 mod error;
 mod fallback;
 pub mod future;
+mod inner_error;
 mod key;
 mod layer;
 mod select;
 mod service;
 mod status;
 
+pub use self::bulkhead::{BulkheadFuture, BulkheadLayer, BulkheadService};
 pub use self::error::ErrorResponse;
 pub use self::fallback::{Fallback, FallbackService, NoFallback};
 pub use self::future::ResponseFuture;
+pub use self::inner_error::{Flatten, InnerError, Wrap};
 pub use self::key::{HeaderKey, HeaderText, HostKey, PathKey};
 pub use self::layer::CircuitBreakerLayer;
 pub use self::select::{Breakers, PerKey};

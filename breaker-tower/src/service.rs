@@ -1,12 +1,14 @@
 //! [`CircuitBreakerService`]: the service the layer wraps around another.
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::task::{ready, Context, Poll};
 
 use tower_service::Service;
 
 use crate::fallback::{Fallback, FallbackService, NoFallback};
 use crate::future::ResponseFuture;
+use crate::inner_error::{Flatten, InnerError, Wrap};
 use crate::select::Breakers;
 use breaker_core::CircuitBreaker;
 use breaker_core::{CallError, Classifier, Classify};
@@ -15,17 +17,20 @@ use breaker_core::{CallError, Classifier, Classify};
 ///
 /// `B` picks the breaker for each request ([`CircuitBreaker`]: one for all, or
 /// [`PerKey`](crate::PerKey)), `C` classifies results, `F` answers rejected requests
-/// ([`NoFallback`] or a [`FallbackService`]). Usually built by a
+/// ([`NoFallback`] or a [`FallbackService`]), `W` says how the inner service's errors become
+/// the service's ([`Wrap`]: `CallError<S::Error>`; [`Flatten`], for an inner service that
+/// answers with a `CallError<E>`: the same `CallError<E>`). Usually built by a
 /// [`CircuitBreakerLayer`](crate::CircuitBreakerLayer).
 ///
 /// Cloning it clones the inner service and the breakers' handles: the clones share the
 /// breakers.
 #[derive(Clone)]
-pub struct CircuitBreakerService<S, C = Classifier, B = CircuitBreaker, F = NoFallback> {
+pub struct CircuitBreakerService<S, C = Classifier, B = CircuitBreaker, F = NoFallback, W = Wrap> {
     inner: S,
     breakers: B,
     classify: C,
     fallback: F,
+    errors: PhantomData<fn() -> W>,
 }
 
 impl<S> CircuitBreakerService<S> {
@@ -36,27 +41,35 @@ impl<S> CircuitBreakerService<S> {
     }
 }
 
-impl<S, C, B, F> CircuitBreakerService<S, C, B, F> {
+impl<S, C, B, F, W> CircuitBreakerService<S, C, B, F, W> {
     pub(crate) fn with_parts(inner: S, breakers: B, classify: C, fallback: F) -> Self {
         CircuitBreakerService {
             inner,
             breakers,
             classify,
             fallback,
+            errors: PhantomData,
         }
     }
 
     /// The same service, classifying results with `classify` (under the breaker's configured
     /// error kinds).
-    pub fn classify<D>(self, classify: D) -> CircuitBreakerService<S, D, B, F> {
+    pub fn classify<D>(self, classify: D) -> CircuitBreakerService<S, D, B, F, W> {
         CircuitBreakerService::with_parts(self.inner, self.breakers, classify, self.fallback)
     }
 
     /// The same service, answering rejected requests with `fallback` (see
     /// [`FallbackService`]).
-    pub fn fallback<G>(self, fallback: G) -> CircuitBreakerService<S, C, B, FallbackService<G>> {
+    pub fn fallback<G>(self, fallback: G) -> CircuitBreakerService<S, C, B, FallbackService<G>, W> {
         let fallback = FallbackService::new(fallback);
         CircuitBreakerService::with_parts(self.inner, self.breakers, self.classify, fallback)
+    }
+
+    /// The same service over an inner service that answers with `CallError<E>` (a
+    /// [`BulkheadService`](crate::BulkheadService)): it answers with the same `CallError<E>`
+    /// and records the inner service's refusals as failures; see [`Flatten`].
+    pub fn flatten_errors(self) -> CircuitBreakerService<S, C, B, F, Flatten> {
+        CircuitBreakerService::with_parts(self.inner, self.breakers, self.classify, self.fallback)
     }
 
     /// What picks the breaker for each request: the [`CircuitBreaker`], or the
@@ -81,31 +94,31 @@ impl<S, C, B, F> CircuitBreakerService<S, C, B, F> {
     }
 }
 
-impl<S, C, F> CircuitBreakerService<S, C, CircuitBreaker, F> {
+impl<S, C, F, W> CircuitBreakerService<S, C, CircuitBreaker, F, W> {
     /// The breaker that protects the service.
     pub fn breaker(&self) -> &CircuitBreaker {
         &self.breakers
     }
 }
 
-impl<S, C, B, F, Request> Service<Request> for CircuitBreakerService<S, C, B, F>
+impl<S, C, B, F, W, Request> Service<Request> for CircuitBreakerService<S, C, B, F, W>
 where
     S: Service<Request>,
-    S::Error: 'static,
-    C: Classify<S::Response, S::Error> + Clone,
+    W: InnerError<S::Error>,
+    C: Classify<S::Response, W::Inner> + Clone,
     B: Breakers<Request>,
     F: Fallback<Request, S::Response, S::Error>,
 {
     type Response = S::Response;
-    type Error = CallError<S::Error>;
-    type Future = ResponseFuture<S::Future, C, F::Future>;
+    type Error = CallError<W::Inner>;
+    type Future = ResponseFuture<S::Future, C, F::Future, W>;
 
     /// Ready when the inner service is (and the fallback, if there is one): no permit is taken
     /// or held here (see the [module docs](crate)).
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        ready!(self.inner.poll_ready(cx)).map_err(CallError::Inner)?;
-        self.fallback.poll_ready(cx).map_err(CallError::Inner)
+        ready!(self.inner.poll_ready(cx)).map_err(W::convert)?;
+        self.fallback.poll_ready(cx).map_err(W::convert)
     }
 
     /// Asks the request's breaker for a permit: if granted, calls the inner service under it;
@@ -128,7 +141,7 @@ where
     }
 }
 
-impl<S: fmt::Debug, C, B: fmt::Debug, F> fmt::Debug for CircuitBreakerService<S, C, B, F> {
+impl<S: fmt::Debug, C, B: fmt::Debug, F, W> fmt::Debug for CircuitBreakerService<S, C, B, F, W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CircuitBreakerService")
             .field("inner", &self.inner)

@@ -3,13 +3,16 @@
 //! the series the credit-bureau alert reads (docs/CREDIT_BUREAU.md §7), with the call timers
 //! beside it and the registry's tags on every series. Then a registry on a manual clock,
 //! rendered by the same exporter with no `refresh()`: the decaying `calls_seconds_max` and a
-//! time-based window that empties with no call are right at every scrape.
+//! time-based window that empties with no call are right at every scrape. Last, a bulkhead's
+//! gauges scraped over HTTP.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use breaker::{Config, ManualClock, MetricsExport, Outcome, Registry, SlidingWindowType};
-use metrics_exporter_prometheus::PrometheusBuilder;
+use breaker::{
+    BulkheadConfig, Config, ManualClock, MetricsExport, Outcome, Registry, SlidingWindowType,
+};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::StatusCode;
 
@@ -120,6 +123,15 @@ fn assert_every_series_is_tagged(text: &str, tags: &[(&str, &str)]) {
     }
 }
 
+/// `registry` exported to a Prometheus recorder of its own (the binary's global one is the
+/// example's), and the handle that renders it.
+fn exported(registry: &Registry) -> PrometheusHandle {
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    MetricsExport::install_with_recorder(registry, Arc::new(recorder));
+    handle
+}
+
 /// The value of the series `series` (name and labels exactly as rendered).
 fn value(text: &str, series: &str) -> f64 {
     text.lines()
@@ -153,9 +165,7 @@ fn scrapes_are_fresh_without_a_refresh() {
                 .unwrap(),
         )
         .build();
-    let recorder = PrometheusBuilder::new().build_recorder();
-    let handle = recorder.handle();
-    MetricsExport::install_with_recorder(&registry, Arc::new(recorder));
+    let handle = exported(&registry);
     let reports = registry.breaker("reports");
     let record = |outcome, millis| {
         reports
@@ -210,4 +220,65 @@ fn scrapes_are_fresh_without_a_refresh() {
         2.0,
         "the timer's count is cumulative"
     );
+}
+
+/// A bulkhead's two gauges scraped over HTTP as Prometheus would: the calls in flight are the
+/// limit less the free places, with the registry's tags, fresh after the export's own refresh
+/// on the registry's clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scraping_a_bulkhead_shows_its_free_places_and_limit() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .tag("application", "loans")
+        .unwrap()
+        .bulkhead_instance(
+            "creditBureau",
+            BulkheadConfig::builder()
+                .max_concurrent_calls(10)
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let handle = exported(&registry);
+    let bureau = registry.bulkhead("creditBureau");
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let handle = handle.clone();
+            async move { handle.render() }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("its address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .expect("a client");
+    let scrape = || async {
+        let response = client
+            .get(format!("http://{addr}/metrics"))
+            .header(ACCEPT, "text/plain")
+            .send()
+            .await
+            .expect("scrape");
+        assert_eq!(response.status(), StatusCode::OK);
+        response.text().await.expect("the scrape's body")
+    };
+    let available = r#"resilience4j_bulkhead_available_concurrent_calls{application="loans",name="creditBureau"}"#;
+    let max = r#"resilience4j_bulkhead_max_allowed_concurrent_calls{application="loans",name="creditBureau"}"#;
+
+    let text = scrape().await;
+    assert_eq!((value(&text, available), value(&text, max)), (10.0, 10.0));
+    let held: Vec<_> = (0..4).map(|_| bureau.try_acquire().unwrap()).collect();
+    clock.advance(MetricsExport::REFRESH_INTERVAL);
+    let text = scrape().await;
+    assert_eq!((value(&text, available), value(&text, max)), (6.0, 10.0));
+    drop(held);
+    clock.advance(MetricsExport::REFRESH_INTERVAL);
+    assert_eq!(value(&scrape().await, available), 10.0);
 }

@@ -7,6 +7,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use breaker_core::Timestamp;
 use serde_json::{json, Value};
 
 use crate::event::EventType;
@@ -15,7 +16,8 @@ use crate::json::{self, EventDto, Status};
 use crate::routes::error::{event_type, ApiError};
 use crate::routes::state::AppState;
 
-/// At most this many events in `GET /actuator/circuitbreakerevents` (every breaker).
+/// At most this many events in `GET /actuator/circuitbreakerevents` and
+/// `GET /actuator/bulkheadevents` (every breaker, every bulkhead).
 const MAX_ALL_EVENTS: usize = 10_000;
 
 pub(super) async fn all_breakers(State(app): State<Arc<AppState>>) -> Json<Value> {
@@ -48,15 +50,20 @@ pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<Value> 
         .iter()
         .flat_map(|(name, records)| records.iter().map(move |r| (r.at, *name, r)))
         .collect();
-    // Resilience4j sorts every breaker's events by creation time; a stable sort keeps each
-    // breaker's own order for events at the same instant.
-    list.sort_by_key(|(at, _, _)| *at);
-    let skip = list.len().saturating_sub(MAX_ALL_EVENTS);
-    let dtos: Vec<EventDto<'_>> = list[skip..]
+    let dtos: Vec<EventDto<'_>> = newest_by_time(&mut list)
         .iter()
         .map(|(_, name, r)| EventDto::new(name, r))
         .collect();
     Json(json::events(&dtos))
+}
+
+/// The newest [`MAX_ALL_EVENTS`] of `list` (events of every breaker, or every bulkhead, each
+/// with its creation time first), by creation time, as Resilience4j sorts them; a stable sort
+/// keeps each one's own order for events at the same instant.
+pub(super) fn newest_by_time<T, U>(list: &mut [(Timestamp, T, U)]) -> &[(Timestamp, T, U)] {
+    list.sort_by_key(|(at, _, _)| *at);
+    let skip = list.len().saturating_sub(MAX_ALL_EVENTS);
+    &list[skip..]
 }
 
 /// One breaker's recent events (also the dashboard's `/dashboard/api/breakers/{name}/events`).

@@ -1,4 +1,5 @@
-//! The dashboard: its page (assets/) and the data it draws, a filtered page of breakers and
+//! The dashboard: its page (assets/) and the data it draws, a filtered page of breakers (each
+//! with the bulkhead of its name, if any, and the bulkheads no breaker shares a name with) and
 //! one breaker's state history.
 
 use std::sync::Arc;
@@ -10,9 +11,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::Value;
 
-use crate::json::{BreakerSummary, StateCounts, StateHistory, Summary};
+use crate::json::{BreakerSummary, LoneBulkhead, StateCounts, StateHistory, Summary};
 use crate::routes::error::ApiError;
-use crate::routes::query::parse_query;
+use crate::routes::query::{parse_query, Query};
 use crate::routes::state::AppState;
 
 const DASHBOARD_HTML: &str = include_str!("../../assets/dashboard.html");
@@ -47,7 +48,10 @@ pub(super) async fn style() -> Response {
 }
 
 /// `GET /dashboard/api/breakers`: the breakers matching the query (`query.rs`), one page of
-/// them, and the count of each state over all.
+/// them, and the count of each state over all. Each breaker carries the bulkhead of its name,
+/// if there is one; `bulkheads` lists the bulkheads whose name no breaker has, those matching
+/// `q` (none under a `state` filter: a bulkhead has no state), the first `limit` of them by
+/// name, and `bulkheadsMatched` counts them all.
 pub(super) async fn breakers(
     State(app): State<Arc<AppState>>,
     RawQuery(raw): RawQuery,
@@ -61,19 +65,29 @@ pub(super) async fn breakers(
         let state = tracked.breaker.state();
         states.add(state);
         let by_state = query.state.is_none_or(|s| s == state);
-        let by_name = query
-            .q
-            .as_deref()
-            .is_none_or(|q| tracked.name().to_lowercase().contains(q));
+        let by_name = matches_name(&query, tracked.name());
         if by_state && by_name {
             matched.push(tracked);
         }
     }
+    // Both lists are sorted by name.
+    let bulkheads = app.hub.bulkheads.all();
+    let named = |name: &str| {
+        bulkheads
+            .binary_search_by(|b| b.name().cmp(name))
+            .ok()
+            .map(|i| &*bulkheads[i])
+    };
     let page: Vec<BreakerSummary<'_>> = matched
         .iter()
         .skip(query.offset)
         .take(query.limit)
-        .map(|t| BreakerSummary::of(t))
+        .map(|t| BreakerSummary::of(t, named(t.name())))
+        .collect();
+    let lone: Vec<_> = bulkheads
+        .iter()
+        .filter(|b| query.state.is_none() && matches_name(&query, b.name()))
+        .filter(|b| all.binary_search_by(|t| t.name().cmp(b.name())).is_err())
         .collect();
     let now = app.hub.registry.clock().now().unix_nanos() / 1_000_000;
     let summary = Summary {
@@ -82,8 +96,22 @@ pub(super) async fn breakers(
         states,
         now,
         breakers: page,
+        bulkheads: lone
+            .iter()
+            .take(query.limit)
+            .map(|b| LoneBulkhead::of(b))
+            .collect(),
+        bulkheads_matched: lone.len(),
     };
     Ok(Json(serde_json::to_value(summary).unwrap_or(Value::Null)))
+}
+
+/// Whether `name` contains the query's `q` (lowercased), if it has one.
+fn matches_name(query: &Query, name: &str) -> bool {
+    query
+        .q
+        .as_deref()
+        .is_none_or(|q| name.to_lowercase().contains(q))
 }
 
 /// The dashboard's state history of one breaker (`json::StateHistory`).

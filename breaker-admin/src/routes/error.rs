@@ -3,8 +3,10 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use breaker_core::BulkheadEventKind;
 use serde_json::{Map, Value};
 
+use crate::bulkheads::{event_type_list, parse_event_type};
 use crate::event::EventType;
 use crate::text::echo;
 
@@ -33,9 +35,18 @@ impl ApiError {
     }
 
     pub(crate) fn no_breaker(name: &str) -> ApiError {
+        ApiError::not_named("circuit breaker", name)
+    }
+
+    pub(crate) fn no_bulkhead(name: &str) -> ApiError {
+        ApiError::not_named("bulkhead", name)
+    }
+
+    /// A 404 saying no `what` is named `name`.
+    fn not_named(what: &str, name: &str) -> ApiError {
         ApiError::new(
             StatusCode::NOT_FOUND,
-            format!("no circuit breaker is named \"{}\"", echo(name)),
+            format!("no {what} is named \"{}\"", echo(name)),
         )
         .naming("name", name)
     }
@@ -43,17 +54,25 @@ impl ApiError {
     pub(crate) fn bad_path() -> ApiError {
         ApiError::new(
             StatusCode::BAD_REQUEST,
-            "the path is not valid: a breaker name must be percent-encoded UTF-8",
+            "the path is not valid: a name must be percent-encoded UTF-8",
         )
     }
 
     pub(crate) fn unknown_event_type(given: &str) -> ApiError {
+        ApiError::unknown_type("event type", given, &EventType::list())
+    }
+
+    pub(crate) fn unknown_bulkhead_event_type(given: &str) -> ApiError {
+        ApiError::unknown_type("bulkhead event type", given, &event_type_list())
+    }
+
+    /// A 400 saying `given` is no `what`, and listing the `valid` ones.
+    fn unknown_type(what: &str, given: &str, valid: &str) -> ApiError {
         ApiError::new(
             StatusCode::BAD_REQUEST,
             format!(
-                "unknown event type \"{}\": expected one of {}",
-                echo(given),
-                EventType::list()
+                "unknown {what} \"{}\": expected one of {valid}",
+                echo(given)
             ),
         )
         .naming("eventType", given)
@@ -79,4 +98,9 @@ impl IntoResponse for ApiError {
 /// The `{eventType}` of a path, or a 400 that lists the valid ones.
 pub(crate) fn event_type(given: &str) -> Result<EventType, ApiError> {
     EventType::parse(given).ok_or_else(|| ApiError::unknown_event_type(given))
+}
+
+/// The `{eventType}` of a bulkhead events path, or a 400 that lists the valid ones.
+pub(crate) fn bulkhead_event_type(given: &str) -> Result<BulkheadEventKind, ApiError> {
+    parse_event_type(given).ok_or_else(|| ApiError::unknown_bulkhead_event_type(given))
 }

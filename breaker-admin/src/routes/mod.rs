@@ -3,11 +3,12 @@
 //!
 //! `state.rs` is what every handler shares ([`AppState`]) and `error.rs` the JSON error body;
 //! the handlers sit above them: `actuator.rs` (Resilience4j's read endpoints and health),
-//! `write.rs` (the write operation and its checks), `dashboard.rs` (the page and its data,
+//! `bulkheads.rs` (its bulkhead endpoints), `write.rs` (the write operation and its checks), `dashboard.rs` (the page and its data,
 //! with `query.rs` parsing its query) and `sse.rs` (the live event stream). Only this file
 //! names them all.
 
 mod actuator;
+mod bulkheads;
 mod dashboard;
 mod error;
 mod query;
@@ -48,6 +49,21 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             .route(
                 "/actuator/circuitbreakerevents/{name}/{eventType}",
                 get(actuator::breaker_events_of_type),
+            );
+    }
+    if o.bulkheads {
+        router = router.route("/actuator/bulkheads", get(bulkheads::all_bulkheads));
+    }
+    if o.bulkhead_events {
+        router = router
+            .route("/actuator/bulkheadevents", get(bulkheads::all_events))
+            .route(
+                "/actuator/bulkheadevents/{name}",
+                get(bulkheads::bulkhead_events),
+            )
+            .route(
+                "/actuator/bulkheadevents/{name}/{eventType}",
+                get(bulkheads::bulkhead_events_of_type),
             );
     }
     if o.stream {

@@ -1,10 +1,12 @@
-//! What every handler shares: the hub of followed breakers and the router's options.
+//! What every handler shares: the hub of followed breakers and bulkheads, and the router's
+//! options.
 
 use std::sync::Arc;
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::Path;
 
+use crate::bulkheads::TrackedBulkhead;
 use crate::hub::{Hub, Tracked};
 use crate::options::Options;
 use crate::routes::error::ApiError;
@@ -22,6 +24,14 @@ impl AppState {
         self.hub
             .find(name)
             .ok_or_else(|| ApiError::no_breaker(name))
+    }
+
+    /// The followed bulkhead whose name is `name`, or a 404 that names it.
+    pub(crate) fn find_bulkhead(&self, name: &str) -> Result<Arc<TrackedBulkhead>, ApiError> {
+        self.hub
+            .bulkheads
+            .find(name)
+            .ok_or_else(|| ApiError::no_bulkhead(name))
     }
 
     /// The followed breaker a `{name}` path segment names: a 400 if the segment is not

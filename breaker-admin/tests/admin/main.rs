@@ -1,7 +1,8 @@
-//! The operations surface over HTTP on 127.0.0.1: the actuator's circuit breakers, events and
-//! health, the server-sent event stream, the write operation and the dashboard; and the event
-//! ring under loom (`ring_loom`); the log line of a write (`logging`, through the capturing
-//! subscriber of `support::logs`, installed once for the whole binary). Helpers in `support`.
+//! The operations surface over HTTP on 127.0.0.1: the actuator's circuit breakers, bulkheads,
+//! events and health, the server-sent event stream, the write operation and the dashboard; and
+//! the event ring under loom (`ring_loom`); the log line of a write (`logging`, through the
+//! capturing subscriber of `support::logs`, installed once for the whole binary). Helpers in
+//! `support`.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -16,6 +17,7 @@ mod sync {
 #[path = "../../src/ring.rs"]
 mod ring;
 
+mod bulkheads;
 mod circuit_breakers;
 mod dashboard;
 mod events;

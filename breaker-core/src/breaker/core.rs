@@ -24,7 +24,6 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::breaker::metrics::{metrics_of, Metrics, OpenView};
-use crate::breaker::publish::Audience;
 use crate::breaker::reject_log::RejectLog;
 use crate::breaker::tag::{AtomicStateTag, StateTag};
 use crate::breaker::warned::Warned;
@@ -32,6 +31,7 @@ use crate::classify::Outcome;
 use crate::config::{Config, SlidingWindowType};
 use crate::env::Env;
 use crate::error::CallNotPermitted;
+use crate::event::audience::Audience;
 use crate::event::listeners::Subscription;
 use crate::event::Event;
 use crate::name::Name;

@@ -4,7 +4,7 @@
 //! state and the one path every call takes (`core.rs`): the lock-free call paths
 //! (`core/lock_free.rs`) read its [`StateTag`](tag::StateTag) and fall back to the state
 //! machine under its lock (`core/machine.rs`), which publishes what happened to its
-//! [`Audience`](publish::Audience) once the lock is released (`publish.rs`).
+//! [`Audience`](crate::event::audience::Audience) once the lock is released (`publish.rs`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -51,9 +51,7 @@ impl CircuitBreaker {
     /// A breaker of its own, outside any registry, on the system clock. Its timers run on one
     /// scheduler shared by all such breakers.
     pub fn new(name: &str, config: Config) -> CircuitBreaker {
-        static STANDALONE: once_cell::sync::Lazy<Arc<Env>> =
-            once_cell::sync::Lazy::new(|| Env::new(Clock::system(), None));
-        CircuitBreaker::with_env(name, config, Arc::clone(&STANDALONE))
+        CircuitBreaker::with_env(name, config, Env::standalone())
     }
 
     pub(crate) fn with_env(name: &str, config: Config, env: Arc<Env>) -> CircuitBreaker {

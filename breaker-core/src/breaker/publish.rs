@@ -3,17 +3,13 @@
 //! A step pushes what happened into a [`Pending`] while it holds the breaker's lock, and seals
 //! it with the metrics as they are after the step; [`Audience::publish`] then writes the
 //! tracing line for a transition and calls the listeners, with no lock held. Nothing is built
-//! when nobody listens.
-
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+//! when nobody listens. Who the listeners are is the [`Audience`] (`event/audience.rs`).
 
 use crate::breaker::metrics::Metrics;
-use crate::event::listeners::{Listeners, Subscription};
+use crate::event::audience::Audience;
 use crate::event::{Event, EventKind, TransitionCause};
 use crate::log_safe::LogSafe;
 use crate::name::Name;
-use crate::sync::AtomicBool;
 use crate::time::timestamp::Timestamp;
 
 /// Events gathered under the lock and published after it is released.
@@ -62,71 +58,13 @@ impl Pending {
     }
 }
 
-/// Who hears one breaker's events: its own listeners, and its registry's while it is in the
-/// registry.
-pub(crate) struct Audience {
-    listeners: Arc<Listeners>,
-    /// The registry's listeners, held here so that the hot path reaches them with one pointer
-    /// less than through the registry.
-    registry: Arc<Listeners>,
-    /// Removed from its registry (removed, replaced or evicted): the breaker goes on working
-    /// for the handles that hold it, but the registry's listeners no longer hear it.
-    detached: AtomicBool,
-}
-
-impl Audience {
-    /// A breaker's audience: no listener of its own yet, and `registry`'s.
-    pub(crate) fn new(registry: Arc<Listeners>) -> Audience {
-        Audience {
-            listeners: Arc::default(),
-            registry,
-            detached: AtomicBool::new(false),
-        }
-    }
-
-    /// Adds a listener of the breaker's own.
-    pub(crate) fn subscribe(&self, listener: Arc<dyn Fn(&Event) + Send + Sync>) -> Subscription {
-        self.listeners.add(listener)
-    }
-
-    /// Whether the breaker was removed from its registry.
-    #[inline]
-    pub(crate) fn is_detached(&self) -> bool {
-        self.detached.load(Ordering::Relaxed)
-    }
-
-    /// The breaker left its registry: the registry's listeners stop hearing it.
-    pub(crate) fn detach(&self) {
-        self.detached.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether anyone hears a call's event, so that it is worth building.
-    #[inline]
-    pub(crate) fn wants_call_events(&self) -> bool {
-        !self.listeners.is_empty() || self.registry_hears()
-    }
-
-    /// Whether the registry's listeners hear this breaker: someone listens, and the breaker is
-    /// still in its registry.
-    #[inline]
-    fn registry_hears(&self) -> bool {
-        !self.registry.is_empty() && !self.is_detached()
-    }
-
+/// What a breaker's audience does with the events of a state-machine step.
+impl Audience<Event> {
     /// Pushes a call's event (a result, a rejection) if anyone hears it.
     #[inline]
     pub(crate) fn push_call_event(&self, pending: &mut Pending, kind: EventKind) {
         if self.wants_call_events() {
             pending.push(kind);
-        }
-    }
-
-    /// Hands `event` to the breaker's listeners, then to the registry's if they hear it.
-    #[inline]
-    pub(crate) fn deliver(&self, event: &Event) {
-        self.listeners.publish(event);
-        if self.registry_hears() {
-            self.registry.publish(event);
         }
     }
 

@@ -17,9 +17,9 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::bulkhead::core::{Bulkhead, BulkheadCore};
 use crate::bulkhead::permit::{BulkheadPermit, OwnedBulkheadPermit};
 use crate::bulkhead::semaphore::{Enqueued, WaitPoll, Wake};
-use crate::bulkhead::{Bulkhead, BulkheadCore};
 use crate::error::BulkheadFull;
 use crate::sync::thread;
 use crate::time::scheduler::{TimerKey, TimerTarget};
@@ -65,12 +65,12 @@ impl Wait {
             },
             Stage::Waiting { token, timer } => {
                 match core
-                    .semaphore
+                    .semaphore()
                     .poll_waiter(token, Wake::Task(cx.waker().clone()))
                 {
                     WaitPoll::Pending => return Poll::Pending,
                     WaitPoll::Granted => {
-                        core.env.scheduler().cancel(timer);
+                        core.env().scheduler().cancel(timer);
                         true
                     }
                     WaitPoll::Expired => false,
@@ -85,8 +85,8 @@ impl Wait {
     /// Leaves the queue if still in it (the future is dropped).
     fn cancel(&mut self, core: &BulkheadCore) {
         if let Stage::Waiting { token, timer } = std::mem::replace(&mut self.stage, Stage::Done) {
-            core.semaphore.cancel(token);
-            core.env.scheduler().cancel(timer);
+            core.semaphore().cancel(token);
+            core.env().scheduler().cancel(timer);
         }
     }
 }
@@ -105,31 +105,21 @@ impl BulkheadCore {
     /// The first step of a wait: a free place, a refusal, or a place in the queue with a
     /// timer.
     pub(crate) fn begin_wait(self: &Arc<Self>, wake: Wake) -> Begun {
-        if self.semaphore.try_acquire() {
+        if self.semaphore().try_acquire() {
             return Begun::Granted;
         }
         let max_wait = self.max_wait();
         if max_wait == Duration::ZERO {
             return Begun::Refused;
         }
-        match self.semaphore.enqueue(wake) {
+        match self.semaphore().enqueue(wake) {
             Enqueued::Acquired => Begun::Granted,
             Enqueued::Waiting(token) => {
-                let due = self.env.clock().now().saturating_add(max_wait);
+                let due = self.env().clock().now().saturating_add(max_wait);
                 let target: Weak<dyn TimerTarget> = Arc::downgrade(self) as Weak<BulkheadCore>;
-                let timer = self.env.scheduler().schedule(due, target, token);
+                let timer = self.env().scheduler().schedule(due, target, token);
                 Begun::Waiting { token, timer }
             }
-        }
-    }
-
-    /// Publishes the end of a wait, and turns it into the call's result.
-    pub(super) fn conclude(&self, granted: bool) -> Result<(), BulkheadFull> {
-        if granted {
-            self.permitted();
-            Ok(())
-        } else {
-            Err(self.refuse())
         }
     }
 
@@ -140,13 +130,13 @@ impl BulkheadCore {
             Begun::Refused => false,
             Begun::Waiting { token, timer } => loop {
                 match self
-                    .semaphore
+                    .semaphore()
                     .poll_waiter(token, Wake::Thread(thread::current()))
                 {
                     // Woken by a grant, a dispatch, the timer, or spuriously: asked again.
                     WaitPoll::Pending => thread::park(),
                     WaitPoll::Granted => {
-                        self.env.scheduler().cancel(timer);
+                        self.env().scheduler().cancel(timer);
                         break true;
                     }
                     WaitPoll::Expired => break false,
@@ -160,7 +150,7 @@ impl BulkheadCore {
 impl TimerTarget for BulkheadCore {
     /// The end of a waiter's `max-wait-duration`; the token names the waiter.
     fn on_timer(&self, token: u64) {
-        self.semaphore.expire(token);
+        self.semaphore().expire(token);
     }
 }
 
@@ -205,7 +195,7 @@ impl Drop for Acquire<'_> {
 impl fmt::Debug for Acquire<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Acquire")
-            .field("bulkhead", &self.bulkhead.name())
+            .field("bulkhead", &self.bulkhead.core.name())
             .field("stage", &self.wait.stage)
             .finish()
     }
@@ -249,7 +239,7 @@ impl Drop for AcquireOwned {
 impl fmt::Debug for AcquireOwned {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AcquireOwned")
-            .field("bulkhead", &self.bulkhead.name())
+            .field("bulkhead", &self.bulkhead.core.name())
             .field("stage", &self.wait.stage)
             .finish()
     }

@@ -4,7 +4,6 @@ use std::fmt;
 
 use crate::event::listeners::ListenedEvent;
 use crate::log_safe::LogSafe;
-use crate::name::Name;
 use crate::time::timestamp::Timestamp;
 
 /// What happened at a bulkhead.
@@ -40,19 +39,19 @@ impl fmt::Display for BulkheadEventKind {
 /// One event of one bulkhead.
 #[derive(Clone, Debug)]
 pub struct BulkheadEvent {
-    name: Name,
+    name: &'static str,
     at: Timestamp,
     kind: BulkheadEventKind,
 }
 
 impl BulkheadEvent {
-    pub(crate) fn new(name: Name, at: Timestamp, kind: BulkheadEventKind) -> BulkheadEvent {
+    pub(crate) fn new(name: &'static str, at: Timestamp, kind: BulkheadEventKind) -> BulkheadEvent {
         BulkheadEvent { name, at, kind }
     }
 
     /// The bulkhead's name.
     pub fn bulkhead_name(&self) -> &str {
-        self.name.as_str()
+        self.name
     }
 
     /// When it happened, on the bulkhead's clock.
@@ -68,7 +67,7 @@ impl BulkheadEvent {
 
 impl fmt::Display for BulkheadEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Bulkhead '{}': ", LogSafe(self.name.as_str()))?;
+        write!(f, "Bulkhead '{}': ", LogSafe(self.name))?;
         f.write_str(match self.kind {
             BulkheadEventKind::CallPermitted => "permitted a call",
             BulkheadEventKind::CallRejected => "rejected a call",

@@ -45,87 +45,51 @@
 //! # Cost
 //!
 //! Taking a free place is one compare-and-swap on one atomic word; giving it back is one
-//! `fetch_add`; a refusal without waiting is one load. None of them locks or allocates, and
-//! an event is built only when someone listens. A call that waits takes the queue's lock, and
-//! sets a timer on the scheduler (which allocates the timer's node in the scheduler's queue);
-//! the bulkhead's own waiter queue keeps its capacity, so it allocates only when more calls
-//! wait at once than ever before. `semaphore.rs` describes the algorithm.
+//! `fetch_add`; a refusal without waiting is one load. Each then asks whether anyone listens
+//! (the bulkhead's own list and its registry's: a null pointer each when nobody ever
+//! subscribed), all inlined into the caller; a refusal carries the bulkhead's name, interned
+//! for the process, so building and dropping it touches no count. None of them locks or
+//! allocates, and an event is built only when someone listens. A call that waits takes the queue's lock and
+//! sets a timer in the scheduler's queue; both keep their capacity, so a wait allocates only
+//! when more calls wait at once than before (the scheduler's ordered map may then add a node).
+//! `semaphore.rs` describes the algorithm; `tests/no_alloc/bulkhead.rs` counts the
+//! allocations.
 
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::bulkhead::core::BulkheadCore;
 use crate::env::Env;
 use crate::error::CallError;
-use crate::event::listeners::{Listeners, Subscription};
-use crate::name::Name;
-use crate::sync::{AtomicBool, AtomicU64, Mutex};
+use crate::event::listeners::Subscription;
 use crate::time::clock::Clock;
-use crate::time::timestamp::duration_nanos;
-
-use self::semaphore::Semaphore;
 
 mod acquire;
-mod event;
+mod core;
+pub(crate) mod event;
 mod permit;
 mod semaphore;
 
 pub use self::acquire::{Acquire, AcquireOwned};
+pub use self::core::Bulkhead;
 pub use self::event::{BulkheadEvent, BulkheadEventKind};
 pub use self::permit::{BulkheadPermit, OwnedBulkheadPermit};
 pub use crate::config::bulkhead::{keys, BulkheadConfig, BulkheadConfigBuilder};
 pub use crate::error::BulkheadFull;
 
-/// A bulkhead. Cloning gives another handle to the same bulkhead.
-///
-/// The semantics are Resilience4j's `SemaphoreBulkhead`, with one deliberate difference:
-/// [`change_config`](Bulkhead::change_config) with a lower limit never blocks the caller (see
-/// there).
-#[derive(Clone)]
-pub struct Bulkhead {
-    core: Arc<BulkheadCore>,
-}
-
-/// One bulkhead's state: its places and waiters, its configuration, its listeners.
-pub(crate) struct BulkheadCore {
-    name: Name,
-    env: Arc<Env>,
-    semaphore: Semaphore,
-    /// The current configuration; its lock also orders configuration changes.
-    config: Mutex<BulkheadConfig>,
-    /// `max-wait-duration` in nanoseconds, read by every call that finds no free place.
-    max_wait_nanos: AtomicU64,
-    listeners: Arc<Listeners<BulkheadEvent>>,
-    /// Removed from its registry: the registry's listeners no longer hear it.
-    detached: AtomicBool,
-}
-
 impl Bulkhead {
     /// A bulkhead of its own, outside any registry, on the system clock. Its timers run on one
     /// scheduler shared by all such bulkheads (and stand-alone breakers).
     pub fn new(name: &str, config: BulkheadConfig) -> Bulkhead {
-        static STANDALONE: once_cell::sync::Lazy<Arc<Env>> =
-            once_cell::sync::Lazy::new(|| Env::new(Clock::system(), None));
-        Bulkhead::with_env(name, config, Arc::clone(&STANDALONE))
+        Bulkhead::with_env(name, config, Env::standalone())
     }
 
     /// A bulkhead of a registry, on the registry's clock, scheduler and listeners.
     pub(crate) fn with_env(name: &str, config: BulkheadConfig, env: Arc<Env>) -> Bulkhead {
         Bulkhead {
-            core: Arc::new(BulkheadCore {
-                name: crate::name::intern(name),
-                semaphore: Semaphore::new(
-                    config.max_concurrent_calls(),
-                    config.fair_call_handling_enabled(),
-                ),
-                max_wait_nanos: AtomicU64::new(duration_nanos(config.max_wait_duration())),
-                config: Mutex::new(config),
-                env,
-                listeners: Arc::default(),
-                detached: AtomicBool::new(false),
-            }),
+            core: Arc::new(BulkheadCore::new(name, config, env)),
         }
     }
 
@@ -151,21 +115,19 @@ impl Bulkhead {
     ///
     /// [`available_concurrent_calls`]: BulkheadMetrics::available_concurrent_calls
     pub fn change_config(&self, config: BulkheadConfig) {
-        let mut current = self.core.lock_config();
-        self.core.max_wait_nanos.store(
-            duration_nanos(config.max_wait_duration()),
-            Ordering::Relaxed,
-        );
-        self.core.semaphore.reconfigure(
-            config.max_concurrent_calls(),
-            config.fair_call_handling_enabled(),
-        );
-        *current = config;
+        self.core.reconfigure(config);
+    }
+
+    /// The current `max-wait-duration`, as [`config`](Bulkhead::config) has it, in one atomic
+    /// load (no lock, no clone): for a caller that decides per call whether it may wait, as
+    /// the tower layer does.
+    pub fn max_wait_duration(&self) -> Duration {
+        self.core.max_wait()
     }
 
     /// A snapshot of the places and the waiting calls.
     pub fn metrics(&self) -> BulkheadMetrics {
-        let semaphore = &self.core.semaphore;
+        let semaphore = self.core.semaphore();
         BulkheadMetrics {
             available: semaphore.available(),
             max_allowed: semaphore.limit(),
@@ -175,7 +137,7 @@ impl Bulkhead {
 
     /// The clock the bulkhead reads (its registry's).
     pub fn clock(&self) -> &Clock {
-        self.core.env.clock()
+        self.core.env().clock()
     }
 
     /// A place if one is free now, else [`BulkheadFull`] at once, whatever
@@ -244,7 +206,7 @@ impl Bulkhead {
     where
         F: Fn(&BulkheadEvent) + Send + Sync + 'static,
     {
-        self.core.listeners.add(Arc::new(listener))
+        self.core.subscribe(Arc::new(listener))
     }
 
     /// Whether two handles are the same bulkhead.
@@ -256,14 +218,45 @@ impl Bulkhead {
     /// it then looks its name up again.
     #[inline]
     pub(crate) fn is_detached(&self) -> bool {
-        self.core.detached.load(Ordering::Relaxed)
+        self.core.is_detached()
     }
 
     /// Stops the registry's listeners hearing this bulkhead (it was removed from its
     /// registry; it goes on working for whoever holds it).
-    #[allow(dead_code, reason = "the registry's `remove_bulkhead` is its caller")]
     pub(crate) fn detach(&self) {
-        self.core.detached.store(true, Ordering::Relaxed);
+        self.core.detach();
+    }
+}
+
+/// A handle that does not keep its bulkhead alive: the metrics export's, which the registry's
+/// hooks hold for the registry's life.
+#[cfg(feature = "metrics")]
+#[derive(Clone)]
+pub(crate) struct WeakBulkhead(std::sync::Weak<BulkheadCore>);
+
+#[cfg(feature = "metrics")]
+impl Bulkhead {
+    /// A handle that does not keep this bulkhead alive.
+    pub(crate) fn downgrade(&self) -> WeakBulkhead {
+        WeakBulkhead(Arc::downgrade(&self.core))
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl WeakBulkhead {
+    /// The bulkhead, while it exists.
+    pub(crate) fn upgrade(&self) -> Option<Bulkhead> {
+        self.0.upgrade().map(|core| Bulkhead { core })
+    }
+
+    /// Whether this is a handle to `bulkhead`.
+    pub(crate) fn is(&self, bulkhead: &Bulkhead) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&bulkhead.core))
+    }
+
+    /// Whether two handles are to the same bulkhead.
+    pub(crate) fn ptr_eq(&self, other: &WeakBulkhead) -> bool {
+        self.0.ptr_eq(&other.0)
     }
 }
 
@@ -278,67 +271,6 @@ impl fmt::Debug for Bulkhead {
             .field("name", &self.name())
             .field("metrics", &self.metrics())
             .finish()
-    }
-}
-
-impl BulkheadCore {
-    fn name(&self) -> &str {
-        self.name.as_str()
-    }
-
-    fn lock_config(&self) -> crate::sync::MutexGuard<'_, BulkheadConfig> {
-        self.config.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn max_wait(&self) -> Duration {
-        Duration::from_nanos(self.max_wait_nanos.load(Ordering::Relaxed))
-    }
-
-    /// A free place now, or a refusal.
-    #[inline]
-    fn try_acquire(&self) -> Result<(), BulkheadFull> {
-        let granted = self.semaphore.try_acquire();
-        self.conclude(granted)
-    }
-
-    /// Publishes a grant.
-    #[inline]
-    fn permitted(&self) {
-        self.publish(BulkheadEventKind::CallPermitted);
-    }
-
-    /// Publishes a refusal, and returns its error.
-    #[inline]
-    fn refuse(&self) -> BulkheadFull {
-        self.publish(BulkheadEventKind::CallRejected);
-        BulkheadFull::new(self.name.clone())
-    }
-
-    /// A permit is dropped: the place goes back, then `CALL_FINISHED` is published.
-    #[inline]
-    fn finish(&self) {
-        self.semaphore.release();
-        self.publish(BulkheadEventKind::CallFinished);
-    }
-
-    /// Publishes to the bulkhead's listeners, then its registry's; builds nothing when nobody
-    /// listens.
-    #[inline]
-    fn publish(&self, kind: BulkheadEventKind) {
-        let registry = self.env.bulkhead_listeners();
-        let to_registry = !registry.is_empty() && !self.detached.load(Ordering::Relaxed);
-        if to_registry || !self.listeners.is_empty() {
-            self.publish_to(kind, to_registry.then_some(registry));
-        }
-    }
-
-    #[cold]
-    fn publish_to(&self, kind: BulkheadEventKind, registry: Option<&Listeners<BulkheadEvent>>) {
-        let event = BulkheadEvent::new(self.name.clone(), self.env.clock().now(), kind);
-        self.listeners.publish(&event);
-        if let Some(registry) = registry {
-            registry.publish(&event);
-        }
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::bulkhead::{Bulkhead, BulkheadCore};
+use crate::bulkhead::core::{Bulkhead, BulkheadCore};
 
 /// A place in a [`Bulkhead`], from [`try_acquire`](Bulkhead::try_acquire),
 /// [`acquire`](Bulkhead::acquire) or [`acquire_blocking`](Bulkhead::acquire_blocking).
@@ -18,6 +18,7 @@ pub struct BulkheadPermit<'a> {
 
 impl<'a> BulkheadPermit<'a> {
     /// A place the caller already took from `core`'s count.
+    #[inline]
     pub(crate) fn new(core: &'a BulkheadCore) -> BulkheadPermit<'a> {
         BulkheadPermit { core }
     }
@@ -29,6 +30,9 @@ impl<'a> BulkheadPermit<'a> {
 }
 
 impl Drop for BulkheadPermit<'_> {
+    // Inlined into the caller's crate: giving a place back nobody listens to is one
+    // `fetch_add` and the question whether anyone listens, with no call.
+    #[inline]
     fn drop(&mut self) {
         self.core.finish();
     }
@@ -54,6 +58,7 @@ pub struct OwnedBulkheadPermit {
 
 impl OwnedBulkheadPermit {
     /// A place the caller already took from `core`'s count.
+    #[inline]
     pub(crate) fn new(core: Arc<BulkheadCore>) -> OwnedBulkheadPermit {
         OwnedBulkheadPermit { core }
     }
@@ -67,6 +72,9 @@ impl OwnedBulkheadPermit {
 }
 
 impl Drop for OwnedBulkheadPermit {
+    // Inlined into the caller's crate: giving a place back nobody listens to is one
+    // `fetch_add` and the question whether anyone listens, with no call.
+    #[inline]
     fn drop(&mut self) {
         self.core.finish();
     }

@@ -285,29 +285,23 @@ impl Semaphore {
     /// or in fair mode when others wait.
     #[inline]
     pub(crate) fn try_acquire(&self) -> bool {
-        let mut word = self.load();
-        while word.admits_newcomer() {
-            let taken = word.with_available(word.available() - 1);
-            // AcqRel/Acquire: the call that gave the place back (Release) happens before the
-            // one that takes it.
-            match self.word.compare_exchange_weak(
-                word.0,
-                taken.0,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return true,
-                Err(now) => word = Word(now),
-            }
-        }
-        false
+        self.take_if(Word::admits_newcomer)
     }
 
     /// Takes a free place whoever waits (for the waiter a dispatch picked).
     fn take_free(&self) -> bool {
+        self.take_if(|word| word.available() > 0)
+    }
+
+    /// Takes a place with one compare-and-swap (retried if the word changed) while `allowed`
+    /// says the word lets one be taken.
+    #[inline(always)]
+    fn take_if(&self, allowed: impl Fn(Word) -> bool) -> bool {
         let mut word = self.load();
-        while word.available() > 0 {
+        while allowed(word) {
             let taken = word.with_available(word.available() - 1);
+            // AcqRel/Acquire: the call that gave the place back (Release) happens before the
+            // one that takes it.
             match self.word.compare_exchange_weak(
                 word.0,
                 taken.0,

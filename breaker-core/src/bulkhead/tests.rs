@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -46,7 +46,7 @@ fn counting_waker() -> (Arc<Counter>, Waker) {
 }
 
 fn pending_timers(bulkhead: &Bulkhead) -> usize {
-    bulkhead.core.env.scheduler().pending()
+    bulkhead.core.env().scheduler().pending()
 }
 
 #[test]
@@ -74,7 +74,10 @@ fn a_wait_ends_refused_when_the_clock_passes_max_wait() {
         other => panic!("expected a refusal, got {other:?}"),
     }
     drop(held);
-    assert_eq!(*seen.lock().unwrap(), [CallPermitted, CallRejected, CallFinished]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [CallPermitted, CallRejected, CallFinished]
+    );
     assert_eq!(bulkhead.metrics().available_concurrent_calls(), 1);
 }
 
@@ -122,6 +125,19 @@ fn until_waiting(bulkhead: &Bulkhead, n: u32) {
     }
 }
 
+/// Lets waiting threads run until `done`; if they never get there (the code under test is
+/// broken), ends their waits through the clock, so the test fails on its assertions instead
+/// of hanging.
+fn settle(clock: &ManualClock, done: impl Fn() -> bool) {
+    for _ in 0..1_000_000 {
+        if done() {
+            return;
+        }
+        std::thread::yield_now();
+    }
+    clock.advance(Duration::from_secs(3600));
+}
+
 #[test]
 fn a_blocking_wait_ends_refused_when_the_clock_passes_max_wait() {
     let (clock, bulkhead) = bulkhead(1, Duration::from_secs(5));
@@ -138,7 +154,7 @@ fn a_blocking_wait_ends_refused_when_the_clock_passes_max_wait() {
 
 #[test]
 fn blocking_waiters_get_places_in_the_order_they_came() {
-    let (_clock, bulkhead) = bulkhead(1, Duration::from_secs(5));
+    let (clock, bulkhead) = bulkhead(1, Duration::from_secs(5));
     let held = bulkhead.try_acquire().unwrap();
     let order = Mutex::new(Vec::new());
     std::thread::scope(|s| {
@@ -146,12 +162,14 @@ fn blocking_waiters_get_places_in_the_order_they_came() {
             let (bulkhead, order) = (&bulkhead, &order);
             s.spawn(move || {
                 // Each one gives its place straight back: the next in line gets it.
-                let _permit = bulkhead.acquire_blocking().unwrap();
-                order.lock().unwrap().push(id);
+                if let Ok(_permit) = bulkhead.acquire_blocking() {
+                    order.lock().unwrap().push(id);
+                }
             });
-            until_waiting(&bulkhead, id + 1);
+            until_waiting(bulkhead, id + 1);
         }
         drop(held);
+        settle(&clock, || order.lock().unwrap().len() == 4);
     });
     assert_eq!(*order.lock().unwrap(), [0, 1, 2, 3]);
     assert_eq!(pending_timers(&bulkhead), 0);
@@ -160,7 +178,7 @@ fn blocking_waiters_get_places_in_the_order_they_came() {
 
 #[test]
 fn raising_the_limit_wakes_blocking_waiters() {
-    let (_clock, bulkhead) = bulkhead(1, Duration::from_secs(5));
+    let (clock, bulkhead) = bulkhead(1, Duration::from_secs(5));
     let _held = bulkhead.try_acquire().unwrap();
     let config = bulkhead.config();
     std::thread::scope(|s| {
@@ -174,6 +192,7 @@ fn raising_the_limit_wakes_blocking_waiters() {
             .build()
             .unwrap();
         bulkhead.change_config(raised);
+        settle(&clock, || waiters.iter().all(|waiter| waiter.is_finished()));
         for waiter in waiters {
             assert!(waiter.join().unwrap().is_ok());
         }

@@ -13,6 +13,7 @@ use crate::name::Name;
 use crate::state::State;
 use crate::time::timestamp::Timestamp;
 
+pub(crate) mod audience;
 pub(crate) mod listeners;
 
 /// What happened.

@@ -1,9 +1,10 @@
 //! Named breakers and bulkheads: get-or-create by name, shared configs, per-instance
 //! overrides, keyed breakers.
 //!
-//! `mod.rs` holds the registry itself and its breakers; `builder.rs` builds one (from code and
-//! files), `global.rs` is the process-wide one the attribute uses, `keyed.rs` the run-time
-//! keyed groups, `bulkheads.rs` the bulkheads beside the breakers, and `hooks.rs` the public
+//! `mod.rs` holds the registry itself, its breakers and its public methods on bulkheads;
+//! `builder.rs` builds one (from code and files), `global.rs` is the process-wide one the
+//! attribute uses, `keyed.rs` the run-time keyed groups, `bulkheads.rs` the bulkheads beside
+//! the breakers, `named.rs` the slot of a plain name that both use, and `hooks.rs` the public
 //! hooks on its sets of breakers and of bulkheads.
 
 use std::collections::HashMap;
@@ -11,7 +12,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::breaker::CircuitBreaker;
+use crate::bulkhead::{Bulkhead, BulkheadEvent};
 use crate::concurrent_map::ConcurrentMap;
+use crate::config::bulkhead::BulkheadConfig;
 use crate::config::{Config, DEFAULT_CONFIG};
 use crate::env::Env;
 use crate::event::listeners::Subscription;
@@ -19,7 +22,7 @@ use crate::event::Event;
 use crate::registry::bulkheads::Bulkheads;
 use crate::registry::hooks::{Hooks, RegistryEvent};
 use crate::registry::keyed::{GroupEnv, Keyed, KeyedGroups, KeyedLimits};
-use crate::sync::{Mutex, MutexGuard};
+use crate::registry::named::Named;
 use crate::time::clock::Clock;
 
 pub(crate) mod builder;
@@ -27,6 +30,7 @@ pub(crate) mod bulkheads;
 pub(crate) mod global;
 pub(crate) mod hooks;
 pub(crate) mod keyed;
+pub(crate) mod named;
 
 /// A set of named breakers and bulkheads with their configuration, one clock and one timer
 /// scheduler.
@@ -75,45 +79,6 @@ pub(crate) struct Inner {
     pub(crate) bulkheads: Bulkheads,
     /// Whether the builder read `BREAKER_CONFIG` (`load_env`).
     pub(crate) read_config_env: bool,
-}
-
-/// The slot of one plain name: the breaker (or bulkhead) that has it now, if any. The lock is
-/// the name's own, held only to read or swap the handle, never while a hook or a member runs.
-pub(crate) struct Named<M = CircuitBreaker>(Mutex<Option<M>>);
-
-impl<M> Default for Named<M> {
-    fn default() -> Self {
-        Named(Mutex::new(None))
-    }
-}
-
-impl<M: Clone> Named<M> {
-    fn lock(&self) -> MutexGuard<'_, Option<M>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The member named `name` in `slots`, made by `make` and announced to `hooks`
-    /// ([`RegistryEvent::Added`]) if the name has none.
-    fn get_or_add(
-        slots: &ConcurrentMap<String, Named<M>>,
-        name: &str,
-        hooks: &Hooks<M>,
-        make: impl FnOnce() -> M,
-    ) -> M {
-        let slot = match slots.get(name) {
-            Some(slot) => slot,
-            None => slots.get_or_insert_with(name.to_owned(), Named::default),
-        };
-        let mut current = slot.lock();
-        if let Some(member) = &*current {
-            return member.clone();
-        }
-        let made = make();
-        *current = Some(made.clone());
-        drop(current);
-        hooks.run(&RegistryEvent::Added(&made));
-        made
-    }
 }
 
 impl Registry {
@@ -310,6 +275,87 @@ impl Registry {
     /// for a place in one of its bulkheads (the end of its `max-wait-duration`).
     pub fn pending_timers(&self) -> usize {
         self.inner.env.scheduler().pending()
+    }
+}
+
+impl Registry {
+    /// The bulkhead named `name`, created on first use with its instance config, else the
+    /// bulkhead shared config `default` ([`bulkhead_config_for`]). Every call with the same
+    /// name returns the same bulkhead until it is [removed](Registry::remove_bulkhead).
+    ///
+    /// The bulkhead runs on the registry's clock and scheduler, so on a
+    /// [`ManualClock`](crate::ManualClock) a waiting call's `max-wait-duration` ends when the
+    /// clock is advanced past it.
+    ///
+    /// [`bulkhead_config_for`]: Registry::bulkhead_config_for
+    pub fn bulkhead(&self, name: &str) -> Bulkhead {
+        self.inner.bulkheads.get_or_add(name, &self.inner.env)
+    }
+
+    /// The bulkhead named `name`, if it exists.
+    pub fn find_bulkhead(&self, name: &str) -> Option<Bulkhead> {
+        self.inner.bulkheads.find(name)
+    }
+
+    /// Every bulkhead in the registry, sorted by name.
+    pub fn bulkheads(&self) -> Vec<Bulkhead> {
+        self.inner.bulkheads.all()
+    }
+
+    /// Removes the bulkhead named `name` and returns it; publishes [`RegistryEvent::Removed`].
+    /// As a removed breaker (see [`Registry`]'s lifecycle), it is detached: whoever holds it
+    /// keeps a working bulkhead, with the calls it lets through and its own listeners, but
+    /// [`subscribe_bulkheads`](Registry::subscribe_bulkheads) listeners no longer hear it; the
+    /// next `bulkhead(name)` makes a fresh one from the registry's config.
+    pub fn remove_bulkhead(&self, name: &str) -> Option<Bulkhead> {
+        self.inner.bulkheads.remove(name)
+    }
+
+    /// The configuration the bulkhead named `name` is created with: its instance config
+    /// (`resilience4j.bulkhead.instances.<name>`, or
+    /// [`bulkhead_instance`](crate::RegistryBuilder::bulkhead_instance)), else the bulkhead
+    /// shared config `default`, else [`BulkheadConfig::default`].
+    pub fn bulkhead_config_for(&self, name: &str) -> &BulkheadConfig {
+        self.inner.bulkheads.config_for(name)
+    }
+
+    /// A bulkhead shared config by name (`default`, or any other the registry was built with:
+    /// `resilience4j.bulkhead.configs.<name>`, or
+    /// [`bulkhead_shared_config`](crate::RegistryBuilder::bulkhead_shared_config)).
+    pub fn bulkhead_shared_config(&self, name: &str) -> Option<&BulkheadConfig> {
+        self.inner.bulkheads.shared_config(name)
+    }
+
+    /// Calls `hook` for every change to this registry's set of bulkheads from now on: every
+    /// bulkhead it creates, right after it is added ([`RegistryEvent::Added`]), and every
+    /// bulkhead removed, right after it left ([`RegistryEvent::Removed`]). Hooks run on the
+    /// thread that made the change, with no lock of the registry held.
+    pub fn on_bulkhead_registry_event<F>(&self, hook: F)
+    where
+        F: Fn(&RegistryEvent<'_, Bulkhead>) + Send + Sync + 'static,
+    {
+        self.inner.bulkheads.hooks().add_for_ever(hook);
+    }
+
+    /// [`on_bulkhead_registry_event`](Registry::on_bulkhead_registry_event) for a hook that
+    /// belongs to `owner`, as [`on_registry_event_for`](Registry::on_registry_event_for): the
+    /// registry holds `owner` weakly and drops the hook at the first change after `owner` is
+    /// gone.
+    pub fn on_bulkhead_registry_event_for<T, F>(&self, owner: &Arc<T>, hook: F)
+    where
+        T: Send + Sync + 'static,
+        F: Fn(&T, &RegistryEvent<'_, Bulkhead>) + Send + Sync + 'static,
+    {
+        self.inner.bulkheads.hooks().add_for_owner(owner, hook);
+    }
+
+    /// Calls `listener` for every event of every bulkhead in this registry (not of bulkheads
+    /// removed from it), until the [`Subscription`] is dropped.
+    pub fn subscribe_bulkheads<F>(&self, listener: F) -> Subscription
+    where
+        F: Fn(&BulkheadEvent) + Send + Sync + 'static,
+    {
+        self.inner.env.bulkhead_listeners().add(Arc::new(listener))
     }
 }
 

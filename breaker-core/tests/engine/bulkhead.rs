@@ -139,7 +139,10 @@ fn calls_return_their_place_whatever_ends_them() {
     let (seen, _subscription) = kinds(&bulkhead);
     assert_eq!(bulkhead.call_sync(|| Ok::<_, ()>(7)).unwrap(), 7);
     assert_eq!(
-        bulkhead.call_sync(|| Err::<(), _>("down")).unwrap_err().inner(),
+        bulkhead
+            .call_sync(|| Err::<(), _>("down"))
+            .unwrap_err()
+            .inner(),
         Some(&"down")
     );
     let panicked = std::panic::catch_unwind(|| {
@@ -423,10 +426,7 @@ impl Drop for Inside<'_> {
 fn stress_never_more_than_the_limit_and_every_place_comes_back() {
     const LIMIT: u32 = 3;
     for fair in [true, false] {
-        let bulkhead = Bulkhead::new(
-            "bh-stress",
-            config(LIMIT, Duration::from_millis(2), fair),
-        );
+        let bulkhead = Bulkhead::new("bh-stress", config(LIMIT, Duration::from_millis(2), fair));
         let in_flight = Arc::new(InFlight::default());
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -480,9 +480,71 @@ fn stress_never_more_than_the_limit_and_every_place_comes_back() {
         for task in tasks {
             runtime.block_on(task).unwrap();
         }
-        assert!(in_flight.most.load(Ordering::SeqCst) <= LIMIT, "fair: {fair}");
+        assert!(
+            in_flight.most.load(Ordering::SeqCst) <= LIMIT,
+            "fair: {fair}"
+        );
         assert_eq!(in_flight.now.load(Ordering::SeqCst), 0);
         assert!(in_flight.most.load(Ordering::SeqCst) >= 1);
         assert_eq!(places(&bulkhead), (LIMIT, 0), "fair: {fair}");
     }
+}
+
+#[test]
+fn events_carry_the_name_the_clock_and_resilience4j_type_names() {
+    let clock = breaker_core::ManualClock::new();
+    let registry = breaker_core::Registry::builder()
+        .clock(clock.clone())
+        .bulkhead_instance("bh-events", config(1, Duration::ZERO, true))
+        .build();
+    let bulkhead = registry.bulkhead("bh-events");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let _subscription = bulkhead.subscribe(move |event| {
+        sink.lock().unwrap().push((
+            event.bulkhead_name().to_owned(),
+            event.at(),
+            event.kind().as_str(),
+            event.to_string(),
+        ));
+    });
+    let start = clock.now();
+    let permit = bulkhead.try_acquire().unwrap();
+    clock.advance(Duration::from_millis(5));
+    assert!(bulkhead.try_acquire().is_err());
+    drop(permit);
+    let name = "bh-events".to_owned();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            (
+                name.clone(),
+                start,
+                "CALL_PERMITTED",
+                "Bulkhead 'bh-events': permitted a call".to_owned()
+            ),
+            (
+                name.clone(),
+                clock.now(),
+                "CALL_REJECTED",
+                "Bulkhead 'bh-events': rejected a call".to_owned()
+            ),
+            (
+                name,
+                clock.now(),
+                "CALL_FINISHED",
+                "Bulkhead 'bh-events': a call finished".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_panicking_listener_is_skipped_and_the_bulkhead_goes_on() {
+    let bulkhead = Bulkhead::new("bh-panicking-listener", config(1, Duration::ZERO, true));
+    let _panics = bulkhead.subscribe(|_| panic!("a listener's bug"));
+    let (seen, _subscription) = kinds(&bulkhead);
+    assert_eq!(bulkhead.call_sync(|| Ok::<_, ()>(1)).unwrap(), 1);
+    assert_eq!(places(&bulkhead), (1, 0));
+    assert_eq!(*seen.lock().unwrap(), [CallPermitted, CallFinished]);
 }

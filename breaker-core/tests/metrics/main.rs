@@ -1,9 +1,11 @@
 //! The `metrics` export: Resilience4j's names, rendered by the Prometheus exporter, and series
-//! that leave with their breakers. `export` installs the process's global `metrics` recorder
-//! (the only module that does); `removal` uses a recorder of its own.
+//! that leave with their breakers, and the bulkheads' gauges. `export` installs the process's
+//! global `metrics` recorder (the only module that does); `removal` and `bulkheads` use
+//! recorders of their own.
 
 #[path = "../support/mod.rs"]
 mod support;
 
+mod bulkheads;
 mod export;
 mod removal;

@@ -1,5 +1,5 @@
-//! A breaker that leaves the registry (removed, replaced, evicted) leaves the metrics export at
-//! once, and its series leave a Prometheus scrape once the recorder's idle timeout has passed,
+//! A breaker (or a bulkhead) that leaves the registry (removed, replaced, evicted) leaves the
+//! metrics export at once, and its series leave a Prometheus scrape once the recorder's idle timeout has passed,
 //! while the series of the breakers still in the registry stay, kept current by the export's own
 //! refresh (every `REFRESH_INTERVAL` of the registry's clock) or by `refresh()`.
 //!
@@ -50,6 +50,8 @@ fn a_removed_breakers_series_leave_the_scrape() {
     let replaced = registry.breaker("replaced");
     let keyed = registry.keyed("tenant");
     let evicted = keyed.get("idle");
+    let _bulkhead = registry.bulkhead("bulkheadKept");
+    registry.bulkhead("bulkheadRemoved");
     for b in [&kept, &removed, &replaced, &evicted] {
         let _ = b.call_sync(|| Ok::<_, ()>(()));
     }
@@ -68,6 +70,8 @@ fn a_removed_breakers_series_leave_the_scrape() {
 
     registry.remove("removed");
     registry.replace("replaced", Config::default());
+    registry.remove_bulkhead("bulkheadRemoved");
+    assert_eq!(export.bulkhead_count(), 1);
     clock.advance(Duration::from_secs(90)); // the sweep evicts `tenant[idle]`
     assert!(keyed.find("idle").is_none() && evicted.is_detached());
     assert_eq!(export.len(), 2, "kept, and the new `replaced`");
@@ -83,6 +87,17 @@ fn a_removed_breakers_series_leave_the_scrape() {
     let after = handle.render();
     assert!(series_of(&after, "removed").is_empty(), "{after}");
     assert!(series_of(&after, "tenant[idle]").is_empty(), "{after}");
+    assert!(series_of(&after, "bulkheadRemoved").is_empty(), "{after}");
+    let mut bulkhead_series = series_of(&after, "bulkheadKept");
+    bulkhead_series.sort();
+    assert_eq!(
+        bulkhead_series,
+        [
+            "resilience4j_bulkhead_available_concurrent_calls{name=\"bulkheadKept\"} 25",
+            "resilience4j_bulkhead_max_allowed_concurrent_calls{name=\"bulkheadKept\"} 25",
+        ],
+        "{after}"
+    );
     // The breakers in the registry keep their gauges and counters.
     let kept_series = series_of(&after, "kept");
     assert!(

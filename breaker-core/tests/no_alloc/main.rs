@@ -9,5 +9,6 @@
 #[path = "../support/counting_alloc.rs"]
 mod counting_alloc;
 
+mod bulkhead;
 mod calls;
 mod setups;

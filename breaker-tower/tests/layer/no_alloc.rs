@@ -1,4 +1,5 @@
-//! No heap allocation per request through the tower layer, in CLOSED, OPEN and HALF_OPEN (a
+//! No heap allocation per request through the tower layers: the breaker's in CLOSED, OPEN and
+//! HALF_OPEN, the bulkhead's with a place and refused, and the two stacked (a
 //! counting global allocator, per thread, as in `no_alloc.rs`: everything measured runs on the
 //! test's thread, the futures polled in place, the manual clock running no thread).
 
@@ -7,8 +8,10 @@ use std::future::{poll_fn, ready, Ready};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use breaker_core::{Always, Classifier, Config, ManualClock, Registry, State};
-use breaker_tower::{CircuitBreakerLayer, HttpStatus};
+use breaker_core::{
+    Always, BulkheadConfig, Classifier, Config, ErrorKind, ManualClock, Registry, State,
+};
+use breaker_tower::{BulkheadLayer, CircuitBreakerLayer, HttpStatus};
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -202,4 +205,58 @@ async fn allocations_during_async(f: impl std::future::Future<Output = ()>) -> u
     let before = counting_alloc::allocations();
     f.await;
     counting_alloc::allocations() - before
+}
+
+/// A request that gets a place, and one the bulkhead refuses without waiting, allocate
+/// nothing: alone, and with the breaker's layer outside (which ignores the refusals, so that
+/// it stays CLOSED through the loop; the refusals still go through its classification).
+#[test]
+fn requests_through_the_bulkheads_layer_allocate_nothing() {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .default_config(
+            Config::builder()
+                .ignore_exceptions([ErrorKind::bulkhead_full()])
+                .build()
+                .unwrap(),
+        )
+        .bulkhead_default_config(
+            BulkheadConfig::builder()
+                .max_concurrent_calls(1)
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let bulkhead = BulkheadLayer::from_registry(&registry, "tower-no-alloc");
+    let mut alone = bulkhead.layer(Parity);
+    let breaker = CircuitBreakerLayer::from_registry(&registry, "tower-no-alloc").flatten_errors();
+    let mut stacked = breaker.layer(bulkhead.layer(Parity));
+    for i in 0..100 {
+        let _ = request(&mut alone, i * 2);
+        let _ = request(&mut stacked, i * 2);
+    }
+
+    let with_a_place = allocations_during(|| {
+        for i in 0..10_000 {
+            assert_eq!(request(&mut alone, i * 2), Ok(i * 2));
+            assert_eq!(request(&mut stacked, i * 2), Ok(i * 2));
+        }
+    });
+    assert_eq!(with_a_place, 0, "allocations of requests with a place");
+
+    // The one place held by a response future not polled yet.
+    let held = alone.call(0);
+    let refused = allocations_during(|| {
+        for i in 0..10_000 {
+            assert!(request(&mut alone, i).unwrap_err().is_bulkhead_full());
+            assert!(request(&mut stacked, i).unwrap_err().is_bulkhead_full());
+        }
+    });
+    assert_eq!(refused, 0, "allocations of refused requests");
+    assert_eq!(breaker.breaker().state(), State::Closed);
+    drop(held);
+    assert_eq!(
+        bulkhead.bulkhead().metrics().available_concurrent_calls(),
+        1
+    );
 }

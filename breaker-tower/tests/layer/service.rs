@@ -18,7 +18,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Downstream {
+pub(crate) enum Downstream {
     Unavailable,
     NotFound,
 }
@@ -36,7 +36,7 @@ impl std::error::Error for Downstream {}
 
 /// What the next request to [`Flaky`] does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
+pub(crate) enum Mode {
     Ok,
     Fail,
     NotFound,
@@ -49,14 +49,14 @@ type BoxFuture = Pin<Box<dyn Future<Output = Result<u32, Downstream>> + Send>>;
 
 /// A downstream service that counts its calls and does what `mode` says.
 #[derive(Clone)]
-struct Flaky {
+pub(crate) struct Flaky {
     calls: Arc<AtomicUsize>,
     mode: Arc<std::sync::Mutex<Mode>>,
-    ready: Arc<AtomicBool>,
+    pub(crate) ready: Arc<AtomicBool>,
 }
 
 impl Flaky {
-    fn new() -> Flaky {
+    pub(crate) fn new() -> Flaky {
         Flaky {
             calls: Arc::new(AtomicUsize::new(0)),
             mode: Arc::new(std::sync::Mutex::new(Mode::Ok)),
@@ -64,11 +64,11 @@ impl Flaky {
         }
     }
 
-    fn set(&self, mode: Mode) {
+    pub(crate) fn set(&self, mode: Mode) {
         *self.mode.lock().unwrap() = mode;
     }
 
-    fn calls(&self) -> usize {
+    pub(crate) fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)
     }
 }
@@ -101,11 +101,11 @@ impl Service<u32> for Flaky {
     }
 }
 
-fn poll_once<F: Future>(f: Pin<&mut F>) -> Poll<F::Output> {
+pub(crate) fn poll_once<F: Future>(f: Pin<&mut F>) -> Poll<F::Output> {
     f.poll(&mut Context::from_waker(Waker::noop()))
 }
 
-fn block_on<F: Future>(f: F) -> F::Output {
+pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
     let mut f = pin!(f);
     loop {
         if let Poll::Ready(v) = poll_once(f.as_mut()) {
@@ -115,7 +115,10 @@ fn block_on<F: Future>(f: F) -> F::Output {
 }
 
 /// `poll_ready`, then `call`, then the response: what a tower stack does per request.
-fn request<R, S: Service<R>>(service: &mut S, request: R) -> Result<S::Response, S::Error> {
+pub(crate) fn request<R, S: Service<R>>(
+    service: &mut S,
+    request: R,
+) -> Result<S::Response, S::Error> {
     block_on(std::future::poll_fn(|cx| service.poll_ready(cx)))?;
     block_on(service.call(request))
 }

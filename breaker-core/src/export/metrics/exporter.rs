@@ -1,6 +1,6 @@
 //! The export of one registry: its breakers' entries by display name, kept up to date by the
-//! registry's hooks and events, and the refresh that rewrites every breaker's series on a timer
-//! in the registry's scheduler.
+//! registry's hooks and events, its bulkheads' gauges (`bulkheads.rs`), and the refresh that
+//! rewrites every breaker's and bulkhead's series on a timer in the registry's scheduler.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -10,8 +10,10 @@ use metrics::{Label, Recorder};
 use papaya::{Compute, Operation};
 
 use crate::breaker::CircuitBreaker;
+use crate::bulkhead::Bulkhead;
 use crate::env::Env;
 use crate::event::{Event, EventKind};
+use crate::export::metrics::bulkheads::BulkheadGauges;
 use crate::export::metrics::entry::{Entry, Live};
 use crate::export::metrics::handles::Handles;
 use crate::export::metrics::names::{shared, Keys};
@@ -20,7 +22,8 @@ use crate::registry::Registry;
 use crate::time::clock::Clock;
 use crate::time::scheduler::{TimerKey, TimerTarget};
 
-/// How often, on the registry's clock, the export rewrites every breaker's series.
+/// How often, on the registry's clock, the export rewrites every breaker's and bulkhead's
+/// series.
 pub(super) const REFRESH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What a `MetricsExport` handle holds: the export of one registry.
@@ -34,6 +37,8 @@ pub(super) struct Exporter {
     clock: Clock,
     /// By display name: the breakers in the registry.
     entries: papaya::HashMap<Box<str>, Entry>,
+    /// The bulkheads in the registry.
+    bulkheads: BulkheadGauges,
     /// The refresh timer waiting in the registry's scheduler, if any.
     timer: Mutex<Option<TimerKey>>,
     this: Weak<Exporter>,
@@ -55,6 +60,7 @@ impl Exporter {
             env: Arc::downgrade(&registry.inner.env),
             clock: registry.clock().clone(),
             entries: papaya::HashMap::new(),
+            bulkheads: BulkheadGauges::default(),
             timer: Mutex::new(None),
             this: this.clone(),
         })
@@ -94,6 +100,23 @@ impl Exporter {
         self.arm_timer();
     }
 
+    /// How many bulkheads are exported.
+    pub(super) fn bulkhead_count(&self) -> usize {
+        self.bulkheads.len()
+    }
+
+    /// Registers `bulkhead`'s gauges and writes them.
+    pub(super) fn register_bulkhead(&self, bulkhead: &Bulkhead) {
+        self.recorder
+            .with(|recorder| self.bulkheads.register(bulkhead, recorder, &self.tags));
+        self.arm_timer();
+    }
+
+    /// Drops the gauges of a bulkhead that left the registry.
+    pub(super) fn unregister_bulkhead(&self, bulkhead: &Bulkhead) {
+        self.bulkheads.unregister(bulkhead);
+    }
+
     /// Drops the handles of a breaker that left the registry, unless its name already has a
     /// breaker of its own again.
     pub(super) fn unregister(&self, breaker: &CircuitBreaker) {
@@ -118,10 +141,10 @@ impl Exporter {
         entry.record(event);
     }
 
-    /// Writes every breaker's series from its current metrics and state. With a recorder in
-    /// place (the export's own, or one the facade lends this thread), registers handles again
-    /// first: all of them if `all` or if they came from the no-op recorder, else the
-    /// histograms (the only series a refresh cannot keep from going idle).
+    /// Writes every breaker's series from its current metrics and state, and every bulkhead's.
+    /// With a recorder in place (the export's own, or one the facade lends this thread),
+    /// registers handles again first: all of them if `all` or if they came from the no-op
+    /// recorder, else the histograms (the only series a refresh cannot keep from going idle).
     pub(super) fn refresh(&self, all: bool) {
         self.recorder
             .with(|recorder| self.refresh_with(recorder, all));
@@ -132,6 +155,7 @@ impl Exporter {
         if registering {
             self.recorder.describe_late(recorder);
         }
+        self.bulkheads.refresh(recorder, all, &self.tags);
         let entries = self.entries.pin();
         for (name, entry) in entries.iter() {
             let Some(breaker) = entry.live.breaker() else {
@@ -206,7 +230,7 @@ impl TimerTarget for Exporter {
     fn on_timer(&self, _token: u64) {
         *self.timer.lock().unwrap_or_else(PoisonError::into_inner) = None;
         self.refresh(false);
-        if !self.entries.is_empty() {
+        if !self.entries.is_empty() || !self.bulkheads.is_empty() {
             self.arm_timer();
         }
     }

@@ -1,6 +1,6 @@
 //! Resilience4j's metrics through the [`metrics`] facade, under the names and tags that
-//! Resilience4j's Micrometer binding (`TaggedCircuitBreakerMetrics`) gives them, so existing
-//! dashboards and alerts read them unchanged.
+//! Resilience4j's Micrometer binding (`TaggedCircuitBreakerMetrics`, `TaggedBulkheadMetrics`)
+//! gives them, so existing dashboards and alerts read them unchanged.
 //!
 //! | metric (Prometheus name) | type | tags | value |
 //! |---|---|---|---|
@@ -13,11 +13,15 @@
 //! | `resilience4j_circuitbreaker_slow_call_rate` | gauge | `name` | percent; -1 below the minimum number of calls |
 //! | `resilience4j_circuitbreaker_buffered_calls` | gauge | `name`, `kind` = `successful`, `failed` | calls in the window |
 //! | `resilience4j_circuitbreaker_slow_calls` | gauge | `name`, `kind` = `successful`, `failed` | slow calls in the window |
+//! | `resilience4j_bulkhead_available_concurrent_calls` | gauge | `name` | a bulkhead's free places (0 while a lowered limit waits for calls to finish) |
+//! | `resilience4j_bulkhead_max_allowed_concurrent_calls` | gauge | `name` | a bulkhead's `max-concurrent-calls` |
 //!
 //! Names come from `CircuitBreakerMetricNames` and `AbstractCircuitBreakerMetrics` in
 //! resilience4j-micrometer 2.x (`resilience4j.circuitbreaker.state`, `.calls`,
-//! `.not.permitted.calls`, `.failure.rate`, ...), spelled as Micrometer's Prometheus registry
-//! spells them. Every series also carries the registry's tags ([`Registry::tags`]: Spring's
+//! `.not.permitted.calls`, `.failure.rate`, ...), and the bulkheads' from `BulkheadMetricNames`
+//! and `AbstractBulkheadMetrics` (`resilience4j.bulkhead.available.concurrent.calls`,
+//! `.max.allowed.concurrent.calls`, with their descriptions), spelled as Micrometer's
+//! Prometheus registry spells them. Every series also carries the registry's tags ([`Registry::tags`]: Spring's
 //! `resilience4j.circuitbreaker.tags.*`, or `RegistryBuilder::tag`), and the labels of a series
 //! are sorted by name, as Micrometer sorts its tags.
 //!
@@ -97,15 +101,27 @@
 //! second, counting from zero. Without an idle timeout, a removed breaker's series stay in the
 //! scrape (frozen) for the life of the recorder.
 //!
+//! # Bulkheads
+//!
+//! Every bulkhead of the registry ([`Registry::bulkheads`], and each one added later, through
+//! the registry's bulkhead hooks) has its two gauges, written when it is added and at every
+//! refresh, not from its calls: a gauge of free places changes with every call, and the
+//! refresh keeps it at most about a second old, as the breakers' gauges, with nothing on the
+//! call path. The calls in flight are `max_allowed - available`. A bulkhead that is removed or
+//! replaced leaves the export at once, and its series leave the scrape as a removed breaker's
+//! do (below).
+//!
 //! # The files
 //!
-//! This file is the public type and its installation (the registry's listener and hook).
+//! This file is the public type and its installation (the registry's listener and hooks).
 //! Below it, `exporter.rs` is the export of one registry: the breakers' entries by name, the
 //! refresh and its timer; `entry.rs` is one breaker in it, written from each event and at each
 //! refresh, with the single writer of its state gauges; `handles.rs` registers one breaker's
-//! handles; `names.rs` is the series' names, descriptions and keys; `recorder.rs` chooses the
-//! recorder and tells the facade's no-op one apart.
+//! handles; `bulkheads.rs` is the bulkheads' gauges; `names.rs` is the series' names,
+//! descriptions and keys; `recorder.rs` chooses the recorder and tells the facade's no-op one
+//! apart.
 
+mod bulkheads;
 mod entry;
 mod exporter;
 mod handles;
@@ -170,6 +186,12 @@ impl MetricsExport {
     pub const BUFFERED_CALLS: &'static str = names::BUFFERED_CALLS;
     /// `resilience4j_circuitbreaker_slow_calls{name, kind}`.
     pub const SLOW_CALLS: &'static str = names::SLOW_CALLS;
+    /// `resilience4j_bulkhead_available_concurrent_calls{name}`: a bulkhead's free places.
+    pub const BULKHEAD_AVAILABLE_CONCURRENT_CALLS: &'static str =
+        names::BULKHEAD_AVAILABLE_CONCURRENT_CALLS;
+    /// `resilience4j_bulkhead_max_allowed_concurrent_calls{name}`: a bulkhead's limit.
+    pub const BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS: &'static str =
+        names::BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS;
 
     /// How often, on the registry's clock, the export re-reads every breaker into the gauges
     /// (see "Fresh at every scrape" in the module docs): 1 second.
@@ -240,6 +262,16 @@ impl MetricsExport {
         for breaker in registry.breakers() {
             exporter.register(&breaker);
         }
+        // The bulkheads likewise: the hook first, then the existing ones.
+        let hook = Arc::clone(&exporter);
+        registry.on_bulkhead_registry_event(move |event| match event {
+            RegistryEvent::Added(bulkhead) => hook.register_bulkhead(bulkhead),
+            RegistryEvent::Removed(bulkhead) => hook.unregister_bulkhead(bulkhead),
+            RegistryEvent::Replaced { new, .. } => hook.register_bulkhead(new),
+        });
+        for bulkhead in registry.bulkheads() {
+            exporter.register_bulkhead(&bulkhead);
+        }
         let export = MetricsExport { inner: exporter };
         exports.push((registry.downgrade(), export.clone()));
         export
@@ -260,6 +292,11 @@ impl MetricsExport {
         self.inner.len()
     }
 
+    /// How many bulkheads are exported.
+    pub fn bulkhead_count(&self) -> usize {
+        self.inner.bulkhead_count()
+    }
+
     /// Whether no breaker is exported yet.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -270,6 +307,7 @@ impl std::fmt::Debug for MetricsExport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MetricsExport")
             .field("breakers", &self.len())
+            .field("bulkheads", &self.bulkhead_count())
             .field("own_recorder", &self.inner.recorder.has_own())
             .finish()
     }

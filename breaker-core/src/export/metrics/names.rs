@@ -1,5 +1,5 @@
 //! What the series are called: Resilience4j's metric names, their descriptions, and one
-//! breaker's keys (name, labels and the registry's tags, sorted by label name).
+//! breaker's or bulkhead's keys (name, labels and the registry's tags, sorted by label name).
 
 use std::sync::Arc;
 
@@ -17,6 +17,10 @@ pub(super) const FAILURE_RATE: &str = "resilience4j_circuitbreaker_failure_rate"
 pub(super) const SLOW_CALL_RATE: &str = "resilience4j_circuitbreaker_slow_call_rate";
 pub(super) const BUFFERED_CALLS: &str = "resilience4j_circuitbreaker_buffered_calls";
 pub(super) const SLOW_CALLS: &str = "resilience4j_circuitbreaker_slow_calls";
+pub(super) const BULKHEAD_AVAILABLE_CONCURRENT_CALLS: &str =
+    "resilience4j_bulkhead_available_concurrent_calls";
+pub(super) const BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS: &str =
+    "resilience4j_bulkhead_max_allowed_concurrent_calls";
 
 /// The `kind` of each call timer, in the order of `Keys::calls` and of the handles and maxima
 /// built from them.
@@ -41,16 +45,7 @@ impl Keys {
     /// The keys of the breaker shown as `name`, each with the registry's `tags`.
     pub(super) fn new(name: &str, tags: &[Label]) -> Keys {
         let name = shared(name);
-        let key = |metric: &'static str, own: &[(&'static str, &'static str)]| {
-            let mut labels: Vec<Label> = own
-                .iter()
-                .map(|&(label, value)| Label::new(label, value))
-                .chain([Label::new("name", name.clone())])
-                .chain(tags.iter().cloned())
-                .collect();
-            labels.sort_by(|a, b| a.key().cmp(b.key()));
-            Key::from_parts(KeyName::from_const_str(metric), labels)
-        };
+        let key = |metric, own: &[(&'static str, &'static str)]| labelled(metric, own, &name, tags);
         let kind = |metric, kind| key(metric, &[("kind", kind)]);
         Keys {
             states: State::ALL.map(|state| key(STATE, &[("state", state.as_tag())])),
@@ -64,6 +59,41 @@ impl Keys {
             slow: WINDOW_KINDS.map(|k| kind(SLOW_CALLS, k)),
         }
     }
+}
+
+/// A bulkhead's series: its name and the registry's tags, sorted by label name.
+pub(super) struct BulkheadKeys {
+    pub(super) available: Key,
+    pub(super) max_allowed: Key,
+}
+
+impl BulkheadKeys {
+    /// The keys of the bulkhead named `name`, each with the registry's `tags`.
+    pub(super) fn new(name: &str, tags: &[Label]) -> BulkheadKeys {
+        let name = shared(name);
+        BulkheadKeys {
+            available: labelled(BULKHEAD_AVAILABLE_CONCURRENT_CALLS, &[], &name, tags),
+            max_allowed: labelled(BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS, &[], &name, tags),
+        }
+    }
+}
+
+/// The key of `metric` with the labels `own`, `name` and the registry's `tags`, sorted by label
+/// name as Micrometer sorts its tags.
+fn labelled(
+    metric: &'static str,
+    own: &[(&'static str, &'static str)],
+    name: &SharedString,
+    tags: &[Label],
+) -> Key {
+    let mut labels: Vec<Label> = own
+        .iter()
+        .map(|&(label, value)| Label::new(label, value))
+        .chain([Label::new("name", name.clone())])
+        .chain(tags.iter().cloned())
+        .collect();
+    labels.sort_by(|a, b| a.key().cmp(b.key()));
+    Key::from_parts(KeyName::from_const_str(metric), labels)
 }
 
 /// A label value shared by every series that carries it (a reference count, not a copy).
@@ -115,5 +145,15 @@ pub(super) fn describe_to(recorder: &dyn Recorder) {
         name(SLOW_CALLS),
         None,
         text("The number of slow calls which were slower than the slow call duration threshold"),
+    );
+    recorder.describe_gauge(
+        name(BULKHEAD_AVAILABLE_CONCURRENT_CALLS),
+        None,
+        text("The number of available permissions"),
+    );
+    recorder.describe_gauge(
+        name(BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS),
+        None,
+        text("The maximum number of available permissions"),
     );
 }

@@ -1,0 +1,72 @@
+//! Resilience4j's bulkhead read endpoints: the bulkheads' names, and their recent events.
+
+use std::sync::Arc;
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::Json;
+use breaker_core::BulkheadEventKind;
+
+use crate::bulkheads::TrackedBulkhead;
+use crate::json::{BulkheadEventDto, BulkheadEventsResponse, BulkheadsResponse};
+use crate::routes::actuator::newest_by_time;
+use crate::routes::error::{bulkhead_event_type, ApiError};
+use crate::routes::state::AppState;
+
+/// `GET /actuator/bulkheads`: every bulkhead's name, sorted.
+pub(super) async fn all_bulkheads(State(app): State<Arc<AppState>>) -> Json<BulkheadsResponse> {
+    let all = app.hub.bulkheads.all();
+    Json(BulkheadsResponse {
+        bulkheads: all.iter().map(|t| t.name().to_owned()).collect(),
+    })
+}
+
+/// `GET /actuator/bulkheadevents`: every bulkhead's recent events, sorted by creation time.
+pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<BulkheadEventsResponse> {
+    let all = app.hub.bulkheads.all();
+    let mut list: Vec<_> = all
+        .iter()
+        .flat_map(|t| t.recent().into_iter().map(move |r| (r.at, t, r)))
+        .collect();
+    Json(BulkheadEventsResponse {
+        bulkhead_events: newest_by_time(&mut list)
+            .iter()
+            .map(|(_, t, r)| BulkheadEventDto::new(t.name(), r))
+            .collect(),
+    })
+}
+
+/// `GET /actuator/bulkheadevents/{name}`: one bulkhead's recent events, oldest first.
+pub(super) async fn bulkhead_events(
+    State(app): State<Arc<AppState>>,
+    name: Result<Path<String>, PathRejection>,
+) -> Result<Json<BulkheadEventsResponse>, ApiError> {
+    let Path(name) = name.map_err(|_| ApiError::bad_path())?;
+    let tracked = app.find_bulkhead(&name)?;
+    Ok(events_of(&tracked, None))
+}
+
+/// `GET /actuator/bulkheadevents/{name}/{eventType}`: those of one type.
+pub(super) async fn bulkhead_events_of_type(
+    State(app): State<Arc<AppState>>,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Json<BulkheadEventsResponse>, ApiError> {
+    let Path((name, given)) = path.map_err(|_| ApiError::bad_path())?;
+    let tracked = app.find_bulkhead(&name)?;
+    let only = bulkhead_event_type(&given)?;
+    Ok(events_of(&tracked, Some(only)))
+}
+
+fn events_of(
+    tracked: &TrackedBulkhead,
+    only: Option<BulkheadEventKind>,
+) -> Json<BulkheadEventsResponse> {
+    Json(BulkheadEventsResponse {
+        bulkhead_events: tracked
+            .recent()
+            .iter()
+            .filter(|r| only.is_none_or(|t| r.kind == t))
+            .map(|r| BulkheadEventDto::new(tracked.name(), r))
+            .collect(),
+    })
+}
