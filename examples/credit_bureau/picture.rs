@@ -752,15 +752,7 @@ fn latencies(out: &mut String, report: &Report, columns: &[Column], frame: &Fram
         } else {
             thousands(value.round() as u64)
         };
-        let _ = writeln!(
-            out,
-            "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{RIGHT}\" y2=\"{0:.1}\" stroke=\"#e0e0e0\"/>\
-             <text x=\"{1}\" y=\"{2:.1}\" text-anchor=\"end\">{3}</text>",
-            y(value),
-            LEFT - 6.0,
-            y(value) + 4.0,
-            escape(&label)
-        );
+        grid_line(out, y(value), &label);
         decade += 1.0;
     }
     axis_title(
@@ -986,17 +978,21 @@ fn legend(out: &mut String, report: &Report, columns: &[Column], in_state: &[Dur
 fn grid(out: &mut String, top: f64, step: f64, y: impl Fn(f64) -> f64) {
     let mut tick = 0.0;
     while tick <= top + step / 2.0 {
-        let _ = writeln!(
-            out,
-            "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{RIGHT}\" y2=\"{0:.1}\" stroke=\"#e0e0e0\"/>\
-             <text x=\"{1}\" y=\"{2:.1}\" text-anchor=\"end\">{3}</text>",
-            y(tick),
-            LEFT - 6.0,
-            y(tick) + 4.0,
-            escape(&thousands(tick as u64))
-        );
+        grid_line(out, y(tick), &thousands(tick as u64));
         tick += step;
     }
+}
+
+/// One grey line across the plot at height `y`, labelled `label` on the left.
+fn grid_line(out: &mut String, y: f64, label: &str) {
+    let _ = writeln!(
+        out,
+        "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{RIGHT}\" y2=\"{y:.1}\" stroke=\"#e0e0e0\"/>\
+         <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+        LEFT - 6.0,
+        y + 4.0,
+        escape(label)
+    );
 }
 
 /// A dashed line across the plot at height `y`, labelled with `text` at its right end, above
