@@ -309,7 +309,8 @@ impl CreditCheck {
     /// `GET /v2/credit-reports/{tax_id}` through the breaker and, inside it, the bulkhead
     /// (Spring's order whatever the order written): a call the breaker refuses never takes a
     /// place in the bulkhead, the breaker's `timeout-duration` covers the call, and a call the
-    /// bulkhead refuses is a failure the breaker records, answered by the fallback.
+    /// bulkhead refuses is a failure the breaker records (examples/credit_bureau.toml names
+    /// `BulkheadFullException` in `record-exceptions`), answered by the fallback.
     #[circuit_breaker(
         name = "credit_bureau_cb",
         fallback = "degrade",
@@ -321,7 +322,8 @@ impl CreditCheck {
         self.ask_bureau(app).await
     }
 
-    /// The same call through the breaker alone: the game day without a bulkhead.
+    /// The same call through the breaker alone: the game day without a bulkhead. Attributes are
+    /// fixed when the code is compiled, so the run without one needs a function of its own.
     #[circuit_breaker(
         name = "credit_bureau_cb",
         fallback = "degrade",
