@@ -7,6 +7,7 @@ pub(crate) mod bulkhead;
 mod circuit_breaker;
 mod error;
 pub(crate) mod file;
+pub(crate) mod retry;
 pub(crate) mod tags;
 mod wait;
 mod window_type;
