@@ -53,6 +53,32 @@ pub enum WaitInterval {
 }
 
 impl WaitInterval {
+    /// The interval the backoff keys describe: `base` (`wait-duration-in-open-state`, or the
+    /// retry's `wait-duration`), with `exponential` (multiplier and maximum) when
+    /// `enable-exponential-backoff` is set and `randomized` (the factor) when
+    /// `enable-randomized-wait` is.
+    pub(crate) fn from_keys(
+        base: Duration,
+        exponential: Option<(f64, Option<Duration>)>,
+        randomized: Option<f64>,
+    ) -> WaitInterval {
+        match (exponential, randomized) {
+            (None, None) => WaitInterval::Fixed { wait: base },
+            (Some((multiplier, max)), None) => WaitInterval::Exponential {
+                initial: base,
+                multiplier,
+                max,
+            },
+            (None, Some(factor)) => WaitInterval::Randomized { wait: base, factor },
+            (Some((multiplier, max)), Some(factor)) => WaitInterval::ExponentialRandomized {
+                initial: base,
+                multiplier,
+                factor,
+                max,
+            },
+        }
+    }
+
     /// `wait-duration-in-open-state`: the wait of every OPEN, or of the first before backoff
     /// and randomizing.
     pub fn base(&self) -> Duration {
