@@ -11,16 +11,18 @@
 //! ```
 //!
 //! and refused otherwise. "The window" is the bucket the clock is in now and the buckets
-//! before it, `budget-window` in all (see below). Retries count in the bucket where they were
-//! allowed. A call counts once, when its first attempt ends: the retry's own counters
-//! (`RetryMetrics`: every ended call, plus the calls between their retries) are the running
-//! total, and the budget reads that total rather than counting calls itself, so that a call
-//! that succeeds at once costs the budget nothing. The window's calls are the total now minus
-//! the total marked in the oldest bucket of the window, which is the total when that bucket was
-//! first used: when the retry was made, or at the first retry decision in it. Calls that ended
-//! in the window before that decision are not counted, so the budget errs on the side of
-//! refusing, and a quiet spell that ends in failures gets the floor only until the buckets
-//! fill.
+//! before it, `budget-window` in all (see below). A retry counts in the bucket where it was
+//! allowed.
+//!
+//! A call counts once: at its first retry decision (the call asking counts), or when it ends
+//! if it never asked. The budget does not count calls itself: it reads the retry's counters
+//! (the four kinds of ended calls, and the calls between their retries), so a call that
+//! succeeds at once costs the budget nothing. The window's calls are that total now minus the
+//! total marked in the window's oldest bucket, taken when the bucket was first used: when the
+//! retry was made, or at the first retry decision in the bucket's second. Calls that ended in
+//! a second before its first decision are therefore not counted: the budget errs on the side
+//! of refusing, and after a quiet window only the floor allows retries until the buckets
+//! fill again.
 //!
 //! # The buckets
 //!

@@ -178,19 +178,25 @@ impl RetryCore {
 
     /// How an attempt's result counts for the retry: `classify` (the code's result predicate
     /// and error tests), with `retry-exceptions` and `ignore-exceptions` on top. A failure is
-    /// retried.
+    /// retried; an error that is not a failure (not in `retry-exceptions`, or one the code
+    /// does not record) is not retried, and ends the call as ignored, as Resilience4j ends a
+    /// call on an exception its predicate does not retry (`IGNORED_ERROR`).
     #[inline(always)]
     pub(super) fn classify<T, E, C>(&self, classify: &C, result: &Result<T, E>) -> Outcome
     where
         E: 'static,
         C: Classify<T, E> + ?Sized,
     {
-        classify_call(
+        let outcome = classify_call(
             self.config.retry_exceptions(),
             self.config.ignore_exceptions(),
             classify,
             result,
-        )
+        );
+        match (result, outcome) {
+            (Err(_), Outcome::Success) => Outcome::Ignored,
+            _ => outcome,
+        }
     }
 
     /// What follows attempt `attempt` (from 1), which ended as `outcome`: counted, published
@@ -245,6 +251,11 @@ impl RetryCore {
                 Step::Exhausted
             }
             Outcome::Failure => {
+                // The call counts for the budget from its first retry decision on.
+                if !in_retry.counted {
+                    in_retry.counted = true;
+                    count(&c.retrying);
+                }
                 if !self.budget_allows() {
                     count(&c.refused_by_budget);
                     count(if attempt == 1 {
@@ -254,10 +265,6 @@ impl RetryCore {
                     });
                     self.publish(RetryEventKind::BudgetExhausted, attempt);
                     return Step::End;
-                }
-                if !in_retry.counted {
-                    in_retry.counted = true;
-                    count(&c.retrying);
                 }
                 let wait = self.wait(attempt);
                 self.publish(RetryEventKind::Retry { wait }, attempt);

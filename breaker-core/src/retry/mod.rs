@@ -267,3 +267,6 @@ impl RetryMetrics {
         self.refused
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests;

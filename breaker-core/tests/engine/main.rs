@@ -1,5 +1,5 @@
 //! The engine: calls and permits, cancellation, timeouts and timers, slow calls, window sizes,
-//! events, the registry and keyed breakers, the backoff, the logs, a soak, property tests and
+//! events, the registry and keyed breakers, the bulkhead, the retry, the backoff, the logs, a soak, property tests and
 //! the documented traces. One test binary, one module per topic, helpers in `support`.
 //!
 //! What the modules share in the process: `support::logs` installs one capturing subscriber
@@ -22,6 +22,7 @@ mod permits;
 mod properties;
 mod registry;
 mod reject_log;
+mod retry;
 mod slow_calls;
 mod soak;
 mod timeouts;
