@@ -427,7 +427,10 @@ pub(crate) fn retry_first_success(plan: &Plan, t: &mut Table, ours: &breaker::Ci
         black_box(retry.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
     };
     let async_retry = || {
-        black_box(block_on(retry.call(|| async { Ok::<u64, ()>(black_box(1)) }))).ok();
+        black_box(block_on(
+            retry.call(|| async { Ok::<u64, ()>(black_box(1)) }),
+        ))
+        .ok();
     };
     let times = measure_rows(
         plan,

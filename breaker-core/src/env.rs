@@ -84,12 +84,6 @@ impl Env {
         &self.retry_listeners
     }
 
-    /// The seed of the members' random draws.
-    #[inline]
-    pub(crate) fn seed(&self) -> u64 {
-        self.seed
-    }
-
     /// The start of the random sequence of the member called `name`: the registry's seed
     /// mixed with the name (FNV-1a), so that members of one registry do not draw the same
     /// waits, and a fixed seed gives each member the same draws in every run.

@@ -1,5 +1,6 @@
-//! How long each OPEN lasts: the wait interval that Resilience4j's `IntervalFunction` computes
-//! from `wait-duration-in-open-state` and the backoff keys.
+//! How long each OPEN lasts, and each wait before a retry: the wait interval that
+//! Resilience4j's `IntervalFunction` computes from `wait-duration-in-open-state` (or the
+//! retry's `wait-duration`) and the backoff keys.
 
 use std::time::Duration;
 
@@ -10,7 +11,9 @@ use std::time::Duration;
 /// `enable-randomized-wait` (with `randomized-wait-factor`).
 ///
 /// Each variant is one of Resilience4j's `IntervalFunction` factories; the attempt counts the
-/// OPEN states since the breaker was last CLOSED, from 1.
+/// OPEN states since the breaker was last CLOSED, from 1. A retry's waits are the same
+/// computation ([`RetryConfig::wait_interval`](crate::RetryConfig::wait_interval), with
+/// `wait-duration` as the base), the attempt being the failed attempts so far.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum WaitInterval {

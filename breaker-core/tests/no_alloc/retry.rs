@@ -26,7 +26,11 @@ fn a_first_attempt_that_succeeds_allocates_nothing() {
         }
     });
     assert_eq!(calls, 0, "allocations per call");
-    assert_eq!(heard.load(Ordering::Relaxed), 0, "a first success publishes nothing");
+    assert_eq!(
+        heard.load(Ordering::Relaxed),
+        0,
+        "a first success publishes nothing"
+    );
     assert_eq!(
         retry.metrics().successful_calls_without_retry_attempt(),
         20_000
