@@ -12,6 +12,9 @@
 //!   validated when built.
 //! - [`Registry`]: named breakers, shared configs and per-instance overrides, keyed breakers,
 //!   and one timer scheduler for the automatic OPEN -> HALF_OPEN moves.
+//! - [`Retry`]: Resilience4j's retry (attempts, backoff, retry and ignore lists, a result
+//!   predicate, its four metric kinds and events), with a retry budget of breaker's own; its
+//!   waits are timers on the injected clock, and dropping an async call stops its retries.
 //! - [`Clock`] and [`ManualClock`]: all time is injected, so every behaviour is testable
 //!   without sleeping.
 //!

@@ -31,8 +31,11 @@ fn retry(name: &str, config: RetryConfigBuilder) -> Retry {
     Retry::new(name, config.build().unwrap())
 }
 
-/// The events `retry` publishes from now on, as `(kind, number of attempts)`.
-fn events(retry: &Retry) -> (Arc<Mutex<Vec<(RetryEventKind, u32)>>>, Subscription) {
+/// Events heard, as `(kind, number of attempts)`.
+type Seen = Arc<Mutex<Vec<(RetryEventKind, u32)>>>;
+
+/// The events `retry` publishes from now on.
+fn events(retry: &Retry) -> (Seen, Subscription) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
     let subscription = retry.subscribe(move |event| {
