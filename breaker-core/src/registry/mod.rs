@@ -15,13 +15,14 @@ use crate::breaker::CircuitBreaker;
 use crate::bulkhead::{Bulkhead, BulkheadEvent};
 use crate::concurrent_map::ConcurrentMap;
 use crate::config::bulkhead::BulkheadConfig;
+use crate::config::retry::RetryConfig;
 use crate::config::{Config, DEFAULT_CONFIG};
 use crate::env::Env;
 use crate::event::listeners::Subscription;
 use crate::event::Event;
-use crate::registry::bulkheads::Bulkheads;
 use crate::registry::hooks::{Hooks, RegistryEvent};
 use crate::registry::keyed::{GroupEnv, Keyed, KeyedGroups, KeyedLimits};
+use crate::registry::members::{Configs, Members};
 use crate::registry::named::Named;
 use crate::time::clock::Clock;
 
@@ -30,6 +31,7 @@ pub(crate) mod bulkheads;
 pub(crate) mod global;
 pub(crate) mod hooks;
 pub(crate) mod keyed;
+pub(crate) mod members;
 pub(crate) mod named;
 
 /// A set of named breakers and bulkheads with their configuration, one clock and one timer
@@ -76,7 +78,9 @@ pub(crate) struct Inner {
     /// Run for every change to the set of breakers.
     pub(crate) hooks: Arc<Hooks>,
     /// The bulkheads, beside the breakers.
-    pub(crate) bulkheads: Bulkheads,
+    pub(crate) bulkheads: Members<Bulkhead>,
+    /// The retries' configs.
+    pub(crate) retry_configs: Configs<RetryConfig>,
     /// Whether the builder read `BREAKER_CONFIG` (`load_env`).
     pub(crate) read_config_env: bool,
 }
@@ -356,6 +360,23 @@ impl Registry {
         F: Fn(&BulkheadEvent) + Send + Sync + 'static,
     {
         self.inner.env.bulkhead_listeners().add(Arc::new(listener))
+    }
+}
+
+impl Registry {
+    /// The configuration the retry named `name` is created with: its instance config
+    /// (`resilience4j.retry.instances.<name>`, or
+    /// [`retry_instance`](crate::RegistryBuilder::retry_instance)), else the retry shared config
+    /// `default`, else [`RetryConfig::default`].
+    pub fn retry_config_for(&self, name: &str) -> &RetryConfig {
+        self.inner.retry_configs.config_for(name)
+    }
+
+    /// A retry shared config by name (`default`, or any other the registry was built with:
+    /// `resilience4j.retry.configs.<name>`, or
+    /// [`retry_shared_config`](crate::RegistryBuilder::retry_shared_config)).
+    pub fn retry_shared_config(&self, name: &str) -> Option<&RetryConfig> {
+        self.inner.retry_configs.shared_config(name)
     }
 }
 
