@@ -12,7 +12,7 @@ use crate::config::retry::RetryConfig;
 use crate::config::{tags, Config, ConfigError, DEFAULT_CONFIG};
 use crate::env::Env;
 use crate::registry::keyed::{KeyedGroups, KeyedLimits};
-use crate::registry::members::{Configs, Members};
+use crate::registry::members::Members;
 use crate::registry::{Inner, Registry};
 use crate::time::clock::Clock;
 
@@ -314,7 +314,7 @@ impl RegistryBuilder {
                 keyed_limits_by_name: self.keyed_limits_by_name,
                 hooks: Arc::default(),
                 bulkheads: Members::new(self.bulkhead_configs, self.bulkhead_instances),
-                retry_configs: Configs::new(self.retry_configs, self.retry_instances),
+                retries: Members::new(self.retry_configs, self.retry_instances),
                 read_config_env: self.read_config_env,
             }),
         }

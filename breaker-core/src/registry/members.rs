@@ -29,40 +29,12 @@ pub(crate) trait Member: Clone + Send + Sync + 'static {
     fn detach(&self);
 }
 
-/// A pattern's shared configs and instance configs: what a member of a name is made with.
-#[derive(Debug)]
-pub(crate) struct Configs<C> {
-    /// Shared configs by name; `default` is always among them.
-    shared: HashMap<String, C>,
-    /// Instance configs by member name.
-    instances: HashMap<String, C>,
-}
-
-impl<C: Default> Configs<C> {
-    /// These shared and instance configs, with a `default` shared config (`C::default()`) if
-    /// there is none.
-    pub(crate) fn new(mut shared: HashMap<String, C>, instances: HashMap<String, C>) -> Self {
-        shared.entry(DEFAULT_CONFIG.to_owned()).or_default();
-        Configs { shared, instances }
-    }
-
-    /// The config the member `name` is created with: its instance config, else `default`.
-    pub(crate) fn config_for(&self, name: &str) -> &C {
-        self.instances
-            .get(name)
-            .or_else(|| self.shared.get(DEFAULT_CONFIG))
-            .expect("`new` always sets the default config")
-    }
-
-    /// A shared config by name.
-    pub(crate) fn shared_config(&self, name: &str) -> Option<&C> {
-        self.shared.get(name)
-    }
-}
-
 /// A registry's members of one pattern and their configs.
 pub(crate) struct Members<M: Member> {
-    configs: Configs<M::Config>,
+    /// Shared configs by name; `default` is always among them.
+    shared: HashMap<String, M::Config>,
+    /// Instance configs by member name.
+    instances: HashMap<String, M::Config>,
     /// The members by name, as the breakers are kept: names come from code, so the map keeps
     /// a slot per name ever used (it is grow-only), and the slot holds the member that has the
     /// name now, if any.
@@ -75,24 +47,29 @@ impl<M: Member> Members<M> {
     /// The members of a registry built with these shared and instance configs (a `default`
     /// shared config is added if there is none: the pattern's defaults).
     pub(crate) fn new(
-        shared: HashMap<String, M::Config>,
+        mut shared: HashMap<String, M::Config>,
         instances: HashMap<String, M::Config>,
     ) -> Self {
+        shared.entry(DEFAULT_CONFIG.to_owned()).or_default();
         Members {
-            configs: Configs::new(shared, instances),
+            shared,
+            instances,
             slots: ConcurrentMap::new(),
             hooks: Hooks::default(),
         }
     }
 
-    /// The config the member `name` is created with.
+    /// The config the member `name` is created with: its instance config, else `default`.
     pub(crate) fn config_for(&self, name: &str) -> &M::Config {
-        self.configs.config_for(name)
+        self.instances
+            .get(name)
+            .or_else(|| self.shared.get(DEFAULT_CONFIG))
+            .expect("`new` always sets the default config")
     }
 
     /// A shared config by name.
     pub(crate) fn shared_config(&self, name: &str) -> Option<&M::Config> {
-        self.configs.shared_config(name)
+        self.shared.get(name)
     }
 
     /// How many members there are now.

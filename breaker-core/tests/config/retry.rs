@@ -11,7 +11,7 @@ use breaker_core::{
     RetryConfig, State,
 };
 
-use crate::files::{data, load};
+use crate::files::{self, data, load, FORMATS};
 
 #[derive(Debug)]
 enum HttpError {
@@ -34,44 +34,13 @@ fn names(kinds: &[ErrorKind]) -> Vec<&str> {
     kinds.iter().map(ErrorKind::name).collect()
 }
 
-/// The same key written `key = value` in `format`, in `resilience4j.retry.<group>.<name>`, and
-/// the line it is on.
+/// One key of a `resilience4j.retry` section in `format`, and the line it is on.
 fn one_key(format: Format, group: &str, name: &str, key: &str, value: &str) -> (String, u32) {
-    match format {
-        Format::Properties => (
-            format!("# a retry\nresilience4j.retry.{group}.{name}.{key}={value}\n"),
-            2,
-        ),
-        Format::Yaml => (
-            format!(
-                "resilience4j:\n  retry:\n    {group}:\n      {name}:\n        {key}: {value}\n"
-            ),
-            5,
-        ),
-        Format::Toml => {
-            let value = match (value.parse::<i64>(), value.parse::<f64>(), value) {
-                (Ok(n), _, _) => n.to_string(),
-                (_, Ok(x), _) => x.to_string(),
-                (_, _, "true" | "false") => value.to_owned(),
-                _ => format!("\"{value}\""),
-            };
-            (
-                format!("[resilience4j.retry.{group}.{name}]\n{key} = {value}\n"),
-                2,
-            )
-        }
-        _ => unreachable!("three formats"),
-    }
+    files::one_key(format, "retry", group, name, key, value)
 }
 
 /// Reads one of a config's durations.
 type ReadDuration = fn(&RetryConfig) -> Option<Duration>;
-
-const FORMATS: [(Format, &str); 3] = [
-    (Format::Properties, "application.properties"),
-    (Format::Yaml, "application.yml"),
-    (Format::Toml, "application.toml"),
-];
 
 /// A Spring Boot file with a breaker, a bulkhead and retries for the same backend
 /// (`configs.default`, a second shared config on `base-config`, a bracketed name, lists as
