@@ -112,12 +112,20 @@ impl BulkheadCore {
         if max_wait == Duration::ZERO {
             return Begun::Refused;
         }
+        // The wait is measured from the call's arrival, read before it joins the queue.
+        let due = self.env().clock().now().saturating_add(max_wait);
         match self.semaphore().enqueue(wake) {
             Enqueued::Acquired => Begun::Granted,
             Enqueued::Waiting(token) => {
-                let due = self.env().clock().now().saturating_add(max_wait);
                 let target: Weak<dyn TimerTarget> = Arc::downgrade(self) as Weak<BulkheadCore>;
                 let timer = self.env().scheduler().schedule(due, target, token);
+                // The clock may have passed the end while the timer was being set (a manual
+                // clock advanced by another thread, which then runs no timer set after it):
+                // the wait ends now, as the timer would have ended it.
+                if self.env().clock().now() >= due {
+                    self.env().scheduler().cancel(timer);
+                    self.semaphore().expire(token);
+                }
                 Begun::Waiting { token, timer }
             }
         }
