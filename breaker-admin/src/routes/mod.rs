@@ -3,7 +3,7 @@
 //!
 //! `state.rs` is what every handler shares ([`AppState`]) and `error.rs` the JSON error body;
 //! the handlers sit above them: `actuator.rs` (Resilience4j's read endpoints and health),
-//! `bulkheads.rs` (its bulkhead endpoints), `write.rs` (the write operation and its checks), `dashboard.rs` (the page and its data,
+//! `bulkheads.rs` and `retries.rs` (its bulkhead and retry endpoints), `write.rs` (the write operation and its checks), `dashboard.rs` (the page and its data,
 //! with `query.rs` parsing its query) and `sse.rs` (the live event stream). Only this file
 //! names them all.
 
@@ -12,6 +12,7 @@ mod bulkheads;
 mod dashboard;
 mod error;
 mod query;
+mod retries;
 mod sse;
 mod state;
 mod write;
@@ -64,6 +65,18 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             .route(
                 "/actuator/bulkheadevents/{name}/{eventType}",
                 get(bulkheads::bulkhead_events_of_type),
+            );
+    }
+    if o.retries {
+        router = router.route("/actuator/retries", get(retries::all_retries));
+    }
+    if o.retry_events {
+        router = router
+            .route("/actuator/retryevents", get(retries::all_events))
+            .route("/actuator/retryevents/{name}", get(retries::retry_events))
+            .route(
+                "/actuator/retryevents/{name}/{eventType}",
+                get(retries::retry_events_of_type),
             );
     }
     if o.stream {
