@@ -153,7 +153,7 @@ async fn names_and_events_in_resilience4j_json() {
     ))
     .await;
     let refused = dto("ledger", "BUDGET_EXHAUSTED", t1, Some(REFUSED), 1);
-    assert_eq!(body, events(&[refused.clone()]));
+    assert_eq!(body, events(std::slice::from_ref(&refused)));
 
     // Every retry's, sorted by creation time; at a tie, by retry name.
     let (_, body) = get_text(&format!("{base}/actuator/retryevents")).await;
