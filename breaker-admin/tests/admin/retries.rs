@@ -8,18 +8,11 @@ use std::future::Future;
 use std::task::Poll;
 use std::time::Duration;
 
-use crate::support::{client, get_json, serve};
+use crate::support::{assert_turned_off, get_json, get_text, serve};
 use breaker_admin::Admin;
 use breaker_core::retry::Retry;
 use breaker_core::{Classifier, ManualClock, Registry, RetryConfig};
 use serde_json::json;
-
-/// GET `url`: the status and the body as text, exactly as sent.
-async fn get_text(url: &str) -> (u16, String) {
-    let response = client().get(url).send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap())
-}
 
 /// `max_attempts` attempts, `wait` between them, the budget off, `buffer` events kept.
 fn attempts(max_attempts: u32, wait: Duration, buffer: u32) -> RetryConfig {
@@ -260,22 +253,16 @@ async fn each_retry_keeps_its_newest_events_and_leaves_with_the_registry() {
 async fn the_retry_routes_can_be_turned_off() {
     let registry = Registry::builder().clock(ManualClock::new()).build();
     registry.retry("inventory");
-    let admin = Admin::new(&registry)
+    let off = Admin::new(&registry)
         .retries_endpoint(false)
         .retry_events_endpoint(false);
-    let base = serve(admin.router()).await;
-    for path in [
+    let paths = [
         "/actuator/retries",
         "/actuator/retryevents",
         "/actuator/retryevents/inventory",
         "/actuator/retryevents/inventory/RETRY",
-    ] {
-        let (status, _) = get_text(&format!("{base}{path}")).await;
-        assert_eq!(status, 404, "{path}");
-    }
-    let base = serve(Admin::new(&registry).router()).await;
-    let (status, _) = get_text(&format!("{base}/actuator/retries")).await;
-    assert_eq!(status, 200, "on by default");
+    ];
+    assert_turned_off(off.router(), Admin::new(&registry).router(), &paths).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
