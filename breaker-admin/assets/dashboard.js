@@ -13,7 +13,8 @@
 //
 // Bulkheads come with the same poll: a breaker's tile shows the bulkhead of its name (calls in
 // flight against the limit), and the bulkheads no breaker shares a name with get small tiles of
-// their own below the breakers' (the first page of those matching the search).
+// their own below the breakers' (the first page of those matching the search). A breaker's tile
+// also shows the retry of its name, as a line of its four counts and its budget's refusals.
 //
 // Everything that comes from the server (breaker names are request data) goes in through
 // `textContent` or `setAttribute`, never as markup.
@@ -326,6 +327,10 @@
     numbers.append(el("dt", "", "calls/s"), callsPs, el("dt", "", "rejected/s"), rejectedPs);
 
     const countsLine = el("div", "counts");
+    // The retry of the breaker's name: its four counts, shown once a poll says there is one.
+    const retryLine = el("div", "counts retry");
+    retryLine.dataset.metric = "retry";
+    retryLine.hidden = true;
     const svg = svgEl("svg", {
       class: "timeline",
       viewBox: `0 0 ${TL_W} ${TL_H}`,
@@ -337,8 +342,10 @@
     axis.setAttribute("aria-hidden", "true");
     axis.append(el("span", "", "5 min ago"), el("span", "", "now"));
 
-    tile.append(head, failure.root, slow.root, bulkhead.root, numbers, countsLine, svg, axis);
-    return { tile, name, badge, failure, slow, bulkhead, callsPs, rejectedPs, countsLine, svg };
+    tile.append(head, failure.root, slow.root, bulkhead.root, numbers, countsLine, retryLine, svg, axis);
+    return {
+      tile, name, badge, failure, slow, bulkhead, callsPs, rejectedPs, countsLine, retryLine, svg,
+    };
   }
 
   /** A bulkhead's meter: calls in flight against its limit. */
@@ -371,6 +378,22 @@
       "aria-valuetext",
       `${fmtInt(inFlight)} of ${fmtInt(max)} calls in flight, ${fmtInt(waiting)} waiting`,
     );
+  }
+
+  /** Shows `c` (a retry's `successfulWithoutRetry`, `successfulWithRetry`,
+   *  `failedWithoutRetry`, `failedWithRetry`, `refusedByBudget`, counted since its creation) on
+   *  `line`, or hides it when there is none. */
+  function renderRetry(line, c) {
+    if (!c || typeof c !== "object") {
+      line.hidden = true;
+      return;
+    }
+    line.hidden = false;
+    line.textContent =
+      `retry: ok ${fmtInt(c.successfulWithoutRetry)} · ok after retry ` +
+      `${fmtInt(c.successfulWithRetry)} · failed ${fmtInt(c.failedWithoutRetry)} · ` +
+      `failed after retry ${fmtInt(c.failedWithRetry)} · refused by budget ` +
+      `${fmtInt(c.refusedByBudget)}`;
   }
 
   /** A tile for a bulkhead no breaker shares a name with. */
@@ -447,6 +470,7 @@
       renderRate(p.failure, b.failureRate, b.failureRateThreshold);
       renderRate(p.slow, b.slowCallRate, b.slowCallRateThreshold);
       renderBulkhead(p.bulkhead, b.bulkhead);
+      renderRetry(p.retryLine, b.retry);
       p.countsLine.textContent =
         `buffered ${fmtInt(b.bufferedCalls)} · failed ${fmtInt(b.failedCalls)} · ` +
         `slow ${fmtInt(b.slowCalls)} · not permitted ${fmtInt(b.notPermittedCalls)}`;

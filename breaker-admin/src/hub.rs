@@ -20,9 +20,11 @@ use breaker_core::{
     CircuitBreaker, Event, Registry, RegistryEvent, State, Subscription, Timestamp,
 };
 
-use crate::bulkheads::BulkheadHub;
+use crate::bulkheads::{self, TrackedBulkhead};
 use crate::event::{EventType, Record, Words};
+use crate::retries::{self, TrackedRetry};
 use crate::ring::Ring;
+use crate::roster::Roster;
 
 /// The recent events of every breaker, for the server-sent event streams: each record is the
 /// breaker's [`Record`] words, then the breaker's id.
@@ -191,17 +193,18 @@ struct Maps {
     by_id: HashMap<u64, Arc<Tracked>>,
 }
 
-/// The breakers the admin follows, by name and by id, and its bulkheads.
+/// The breakers the admin follows, by name and by id, and its bulkheads and retries.
 pub(crate) struct Hub {
     pub(crate) registry: Registry,
     pub(crate) stream: Arc<StreamHub>,
-    pub(crate) bulkheads: Arc<BulkheadHub>,
+    pub(crate) bulkheads: Arc<Roster<TrackedBulkhead>>,
+    pub(crate) retries: Arc<Roster<TrackedRetry>>,
     maps: RwLock<Maps>,
     next_id: AtomicU64,
 }
 
 impl Hub {
-    /// Follows every breaker and bulkhead of `registry`, now and from now on.
+    /// Follows every breaker, bulkhead and retry of `registry`, now and from now on.
     pub(crate) fn attach(registry: &Registry, stream_capacity: usize) -> Arc<Hub> {
         let hub = Arc::new(Hub {
             registry: registry.clone(),
@@ -209,7 +212,8 @@ impl Hub {
                 ring: Ring::new(stream_capacity),
                 clients: AtomicUsize::new(0),
             }),
-            bulkheads: BulkheadHub::attach(registry),
+            bulkheads: bulkheads::attach(registry),
+            retries: retries::attach(registry),
             maps: RwLock::default(),
             next_id: AtomicU64::new(0),
         });
@@ -321,6 +325,7 @@ impl std::fmt::Debug for Hub {
             .field("breakers", &self.len())
             .field("stream", &self.stream)
             .field("bulkheads", &self.bulkheads)
+            .field("retries", &self.retries)
             .finish_non_exhaustive()
     }
 }

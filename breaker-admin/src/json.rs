@@ -1,7 +1,7 @@
 //! The JSON bodies, field for field as Resilience4j's actuator writes them (its
 //! `CircuitBreakerDetails`, `CircuitBreakerEventDTO`, `CircuitBreakerUpdateStateResponse`, its
-//! health indicator, `BulkheadEndpointResponse` and `BulkheadEventDTO`), plus the dashboard's
-//! summary and state history.
+//! health indicator, `BulkheadEndpointResponse`, `BulkheadEventDTO`, `RetryEndpointResponse`
+//! and `RetryEventDTO`), plus the dashboard's summary and state history.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +12,8 @@ use serde_json::{json, Map, Value};
 use crate::bulkheads::{BulkheadRecord, TrackedBulkhead};
 use crate::event::{EventType, Record};
 use crate::hub::Tracked;
+use crate::retries::{RetryEventType, RetryRecord, TrackedRetry};
+use crate::roster::Followed;
 use crate::text::{iso_utc, percent};
 
 /// Resilience4j's `CircuitBreakerDetails`: rates and thresholds as Java prints a float, then
@@ -140,6 +142,93 @@ impl BulkheadEventDto {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BulkheadEventsResponse {
     pub(crate) bulkhead_events: Vec<BulkheadEventDto>,
+}
+
+/// `RetryEndpointResponse`: `{"retries": [name, ...]}`, sorted by name.
+#[derive(Serialize)]
+pub(crate) struct RetriesResponse {
+    pub(crate) retries: Vec<String>,
+}
+
+/// Resilience4j's `RetryEventDTO`, its fields in its order, `errorMessage` left out when there
+/// is none (as Spring's actuator leaves a null out). The core's events carry no error text, so
+/// `errorMessage` says what the event itself tells ([`error_message`]).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RetryEventDto {
+    retry_name: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    creation_time: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: Option<String>,
+    number_of_attempts: u32,
+}
+
+impl RetryEventDto {
+    pub(crate) fn new(name: &str, record: &RetryRecord) -> RetryEventDto {
+        RetryEventDto {
+            retry_name: name.to_owned(),
+            kind: record.kind.as_str(),
+            creation_time: iso_utc(record.at),
+            error_message: error_message(record),
+            number_of_attempts: record.attempts,
+        }
+    }
+}
+
+/// A retry event's `errorMessage`. Resilience4j writes the last error's `toString()`; the
+/// core's events do not carry the error, so this says what the event tells: that an attempt
+/// failed and when the next one starts (RETRY, the wait in whole milliseconds, rounded down as
+/// Java's `Duration.toMillis()`), that the retry gave up (ERROR), that the error is not retried
+/// (IGNORED_ERROR), that the budget refused a retry (BUDGET_EXHAUSTED). A SUCCESS has none.
+pub(crate) fn error_message(record: &RetryRecord) -> Option<String> {
+    Some(match record.kind {
+        RetryEventType::Retry => format!(
+            "the attempt failed; the next one starts in {} ms",
+            record.wait.as_millis()
+        ),
+        RetryEventType::Error => "every attempt failed: the retry gave up".to_owned(),
+        RetryEventType::IgnoredError => {
+            "the error is ignored: the retry does not retry it".to_owned()
+        }
+        RetryEventType::BudgetExhausted => {
+            "the attempt failed and the retry budget refused the next one".to_owned()
+        }
+        RetryEventType::Success => return None,
+    })
+}
+
+/// `RetryEventsEndpointResponse`: `{"retryEvents": [...]}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RetryEventsResponse {
+    pub(crate) retry_events: Vec<RetryEventDto>,
+}
+
+/// A retry in the dashboard's summary: Resilience4j's four counts and the budget's refusals,
+/// since the retry's creation.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RetryCounts {
+    successful_without_retry: u64,
+    successful_with_retry: u64,
+    failed_without_retry: u64,
+    failed_with_retry: u64,
+    refused_by_budget: u64,
+}
+
+impl RetryCounts {
+    pub(crate) fn of(tracked: &TrackedRetry) -> RetryCounts {
+        let m = tracked.retry.metrics();
+        RetryCounts {
+            successful_without_retry: m.successful_calls_without_retry_attempt(),
+            successful_with_retry: m.successful_calls_with_retry_attempt(),
+            failed_without_retry: m.failed_calls_without_retry_attempt(),
+            failed_with_retry: m.failed_calls_with_retry_attempt(),
+            refused_by_budget: m.retries_refused_by_budget(),
+        }
+    }
 }
 
 /// A health status: Spring's four, and Resilience4j's two custom ones.
@@ -273,7 +362,8 @@ impl<'a> LoneBulkhead<'a> {
 
 /// One breaker in the dashboard's summary. Rates and thresholds are numbers here (percent,
 /// -1 for "no rate yet"); `calls`, `failures`, `slow` and `rejected` count since the admin
-/// started following the breaker; `bulkhead` is the bulkhead of the same name, if any.
+/// started following the breaker; `bulkhead` and `retry` are the bulkhead and the retry of
+/// the same name, if any.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BreakerSummary<'a> {
@@ -293,12 +383,15 @@ pub(crate) struct BreakerSummary<'a> {
     rejected: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     bulkhead: Option<BulkheadGauge>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry: Option<RetryCounts>,
 }
 
 impl<'a> BreakerSummary<'a> {
     pub(crate) fn of(
         tracked: &'a Tracked,
         bulkhead: Option<&TrackedBulkhead>,
+        retry: Option<&TrackedRetry>,
     ) -> BreakerSummary<'a> {
         use std::sync::atomic::Ordering::Relaxed;
         let breaker = &tracked.breaker;
@@ -321,6 +414,7 @@ impl<'a> BreakerSummary<'a> {
             slow: feed.slow.load(Relaxed),
             rejected: feed.rejected.load(Relaxed),
             bulkhead: bulkhead.map(BulkheadGauge::of),
+            retry: retry.map(RetryCounts::of),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! An operations surface for [`breaker_core`]'s breakers and bulkheads (used as
+//! An operations surface for [`breaker_core`]'s breakers, bulkheads and retries (used as
 //! `breaker::admin` with the facade's feature `admin`): the endpoints of Resilience4j's Spring
 //! Boot actuator, a health endpoint for readiness probes, live events and a dashboard, as an
 //! axum [`Router`] that a service mounts.
@@ -37,6 +37,8 @@
 //! | `GET /actuator/streamcircuitbreakerevents[/{name}[/{eventType}]]` | live events, as server-sent events |
 //! | `GET /actuator/bulkheads` | every bulkhead's name: `{"bulkheads": [name, ...]}`, sorted |
 //! | `GET /actuator/bulkheadevents[/{name}[/{eventType}]]` | recent bulkhead events: `{"bulkheadEvents": [...]}` |
+//! | `GET /actuator/retries` | every retry's name: `{"retries": [name, ...]}`, sorted |
+//! | `GET /actuator/retryevents[/{name}[/{eventType}]]` | recent retry events: `{"retryEvents": [...]}` |
 //! | `GET /actuator/health`, `/actuator/health/circuitBreakers` | Spring's health JSON; 503 when DOWN |
 //! | `GET /actuator/prometheus` | only with [`Admin::prometheus`] |
 //! | `GET /dashboard`, `/dashboard/dashboard.js`, `/dashboard/dashboard.css` | the dashboard page |
@@ -44,10 +46,12 @@
 //! | `GET /dashboard/api/breakers/{name}/states` | one breaker's state history (below) |
 //!
 //! `{name}` is a breaker's display name ([`CircuitBreaker::name`], `name[key]` for a keyed
-//! one), or a bulkhead's under `bulkheadevents`, percent-encoded in the path
-//! (`tenant%5Bacme%5D`; a `/` in a key as `%2F`). A name that matches no breaker (no bulkhead)
-//! is a 404 whose JSON body names it; an unknown `eventType` is a 400 that lists the valid
-//! ones (a bulkhead's are `CALL_PERMITTED`, `CALL_REJECTED`, `CALL_FINISHED`, in any case). Every error body is `{"status", "error", "message"}` plus the field at
+//! one), or a bulkhead's under `bulkheadevents`, or a retry's under `retryevents`,
+//! percent-encoded in the path (`tenant%5Bacme%5D`; a `/` in a key as `%2F`). A name that
+//! matches no breaker (no bulkhead, no retry) is a 404 whose JSON body names it; an unknown
+//! `eventType` is a 400 that lists the valid ones (a bulkhead's are `CALL_PERMITTED`,
+//! `CALL_REJECTED`, `CALL_FINISHED`; a retry's `RETRY`, `ERROR`, `SUCCESS`, `IGNORED_ERROR`,
+//! `BUDGET_EXHAUSTED`; in any case). Every error body is `{"status", "error", "message"}` plus the field at
 //! fault.
 //!
 //! # The JSON, and where it differs from Resilience4j's
@@ -57,17 +61,19 @@
 //! minimum number of calls); `creationTime` is Java's `ZonedDateTime` text in UTC
 //! (`2023-11-14T22:13:20.250Z`); `stateTransition` is `CLOSED_TO_OPEN`. Where breaker differs:
 //!
-//! - Resilience4j's write operation and event endpoints (the bulkheads' too) make or answer an
-//!   unknown name (an empty list); here an unknown name is a 404, so a typo is seen and no
-//!   request creates a breaker. An unknown bulkhead event type is a 400 that lists the
-//!   valid ones (Resilience4j's `BulkheadEvent.Type.valueOf` throws an
-//!   `IllegalArgumentException`).
+//! - Resilience4j's write operation and event endpoints (the bulkheads' and retries' too) make
+//!   or answer an unknown name (an empty list); here an unknown name is a 404, so a typo is
+//!   seen and no request creates a breaker. An unknown bulkhead or retry event type is a 400
+//!   that lists the valid ones (Resilience4j's `BulkheadEvent.Type.valueOf` and
+//!   `RetryEvent.Type.valueOf` throw an `IllegalArgumentException`).
 //! - `updateState` takes Resilience4j's `CLOSE`, `FORCE_OPEN` and `DISABLE`, and `METRICS_ONLY`
 //!   too. An unknown operation is a 400 (Resilience4j answers 200 with a message).
-//! - `errorMessage` is never written: the core's events carry no error text.
-//! - `GET /actuator/circuitbreakerevents` (every breaker) and `GET /actuator/bulkheadevents`
-//!   (every bulkhead) give at most the newest 10,000 events; each breaker and bulkhead keeps
-//!   its `event-consumer-buffer-size` newest. Events at the same instant come in name order.
+//! - A breaker event's `errorMessage` is never written: the core's events carry no error
+//!   text. A retry event's says what the event tells instead (below).
+//! - `GET /actuator/circuitbreakerevents` (every breaker), `GET /actuator/bulkheadevents`
+//!   (every bulkhead) and `GET /actuator/retryevents` (every retry) give at most the newest
+//!   10,000 events; each breaker, bulkhead and retry keeps its `event-consumer-buffer-size`
+//!   newest. Events at the same instant come in name order.
 //! - The bulkhead endpoints list the semaphore bulkheads of the registry; breaker has no
 //!   thread-pool bulkhead, which Resilience4j's also lists.
 //! - The event stream writes each event as a plain `data:` message (no `event:` name, so a
@@ -90,6 +96,34 @@
 //! admin starts following the bulkhead: a later `change_config` keeps its size. On the
 //! dashboard, a breaker's tile shows the bulkhead of its name (calls in flight against its
 //! limit), and a bulkhead no breaker shares a name with gets a tile of its own.
+//!
+//! # Retries
+//!
+//! `GET /actuator/retries` is Resilience4j's `RetryEndpointResponse`, the names only. Each
+//! retry's events are Resilience4j's `RetryEventDTO`, its fields in its order:
+//!
+//! ```json
+//! {"retryEvents":[{"retryName":"inventory","type":"RETRY","creationTime":"2023-11-14T22:13:20Z",
+//!   "errorMessage":"the attempt failed; the next one starts in 500 ms","numberOfAttempts":1},
+//!  {"retryName":"inventory","type":"SUCCESS","creationTime":"2023-11-14T22:13:20.500Z","numberOfAttempts":1}]}
+//! ```
+//!
+//! `type` is Resilience4j's `RETRY`, `ERROR`, `SUCCESS` or `IGNORED_ERROR`, or breaker's own
+//! `BUDGET_EXHAUSTED` (the retry budget refused a retry; the call ended with its last
+//! outcome). `numberOfAttempts` is the event's
+//! [`number_of_attempts`](breaker_core::retry::RetryEvent::number_of_attempts).
+//! Resilience4j's `errorMessage` is the last error's `toString()`; the core's events carry no
+//! error, so it says what the event tells: `the attempt failed; the next one starts in 500 ms`
+//! (RETRY, the wait in whole milliseconds), `every attempt failed: the retry gave up` (ERROR),
+//! `the error is ignored: the retry does not retry it` (IGNORED_ERROR), `the attempt failed and
+//! the retry budget refused the next one` (BUDGET_EXHAUSTED); a SUCCESS has none, and leaves
+//! the field out as Spring leaves a null out.
+//!
+//! Each retry keeps its newest `event-consumer-buffer-size` events (its own key, default 100)
+//! in a ring of four words an event (40 bytes with the slot's sequence word, 4 KB for 100),
+//! written by one listener on the calling thread with atomics only, like a bulkhead's. On the
+//! dashboard, a breaker's tile shows the retry of its name (its four counts and the budget's
+//! refusals); a retry no breaker shares a name with is listed by the endpoints only.
 //!
 //! # State history
 //!
@@ -150,9 +184,10 @@
 //! Breakers are followed from when the admin is built: those in the registry then, and each one
 //! added later ([`Registry::on_registry_event_for`], which drops the hook with the admin); a
 //! removed, replaced or evicted breaker's rings are dropped with it (a replacement is followed
-//! afresh: its state history's `since` is when it came in). Bulkheads likewise, through
-//! [`Registry::on_bulkhead_registry_event_for`]: a removed bulkhead's endpoints answer 404 at
-//! once, and one made again under its name starts with no events.
+//! afresh: its state history's `since` is when it came in). Bulkheads and retries likewise,
+//! through [`Registry::on_bulkhead_registry_event_for`] and
+//! [`Registry::on_retry_registry_event_for`]: a removed bulkhead's (retry's) endpoints answer
+//! 404 at once, and one made again under its name starts with no events.
 //!
 //! # Binding
 //!
@@ -164,6 +199,7 @@
 //! [`CircuitBreaker::name`]: breaker_core::CircuitBreaker::name
 //! [`Registry::on_registry_event_for`]: breaker_core::Registry::on_registry_event_for
 //! [`Registry::on_bulkhead_registry_event_for`]: breaker_core::Registry::on_bulkhead_registry_event_for
+//! [`Registry::on_retry_registry_event_for`]: breaker_core::Registry::on_retry_registry_event_for
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
@@ -181,9 +217,11 @@ mod event;
 mod hub;
 mod json;
 mod options;
+mod retries;
 mod ring;
 #[cfg(test)]
 mod ring_tests;
+mod roster;
 mod routes;
 mod text;
 
@@ -240,6 +278,8 @@ impl AdminBuilder {
                 events: true,
                 bulkheads: true,
                 bulkhead_events: true,
+                retries: true,
+                retry_events: true,
                 stream: true,
                 health: true,
                 health_details: true,
@@ -316,6 +356,18 @@ impl Admin {
         self
     }
 
+    /// Serves `GET /actuator/retries` (default on).
+    pub fn retries_endpoint(mut self, on: bool) -> Admin {
+        self.options.retries = on;
+        self
+    }
+
+    /// Serves `GET /actuator/retryevents` and below (default on).
+    pub fn retry_events_endpoint(mut self, on: bool) -> Admin {
+        self.options.retry_events = on;
+        self
+    }
+
     /// Serves `GET /actuator/streamcircuitbreakerevents` and below (default on).
     pub fn stream_endpoint(mut self, on: bool) -> Admin {
         self.options.stream = on;
@@ -383,6 +435,8 @@ impl fmt::Debug for Admin {
             .field("events", &o.events)
             .field("bulkheads", &o.bulkheads)
             .field("bulkhead_events", &o.bulkhead_events)
+            .field("retries", &o.retries)
+            .field("retry_events", &o.retry_events)
             .field("stream", &o.stream)
             .field("health", &o.health)
             .field("dashboard", &o.dashboard)

@@ -47,6 +47,8 @@ pub(crate) struct Options {
     pub(crate) events: bool,
     pub(crate) bulkheads: bool,
     pub(crate) bulkhead_events: bool,
+    pub(crate) retries: bool,
+    pub(crate) retry_events: bool,
     pub(crate) stream: bool,
     pub(crate) health: bool,
     pub(crate) health_details: bool,

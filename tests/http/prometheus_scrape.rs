@@ -4,13 +4,14 @@
 //! beside it and the registry's tags on every series. Then a registry on a manual clock,
 //! rendered by the same exporter with no `refresh()`: the decaying `calls_seconds_max` and a
 //! time-based window that empties with no call are right at every scrape. Last, a bulkhead's
-//! gauges scraped over HTTP.
+//! gauges and a retry's counts scraped over HTTP.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use breaker::{
-    BulkheadConfig, Config, ManualClock, MetricsExport, Outcome, Registry, SlidingWindowType,
+    BulkheadConfig, Config, ManualClock, MetricsExport, Outcome, Registry, RetryConfig,
+    SlidingWindowType,
 };
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
@@ -240,8 +241,90 @@ async fn scraping_a_bulkhead_shows_its_free_places_and_limit() {
                 .unwrap(),
         )
         .build();
-    let handle = exported(&registry);
+    let scrape = served(exported(&registry)).await;
     let bureau = registry.bulkhead("creditBureau");
+    let available = r#"resilience4j_bulkhead_available_concurrent_calls{application="loans",name="creditBureau"}"#;
+    let max = r#"resilience4j_bulkhead_max_allowed_concurrent_calls{application="loans",name="creditBureau"}"#;
+
+    let text = scrape.get().await;
+    assert_eq!((value(&text, available), value(&text, max)), (10.0, 10.0));
+    let held: Vec<_> = (0..4).map(|_| bureau.try_acquire().unwrap()).collect();
+    clock.advance(MetricsExport::REFRESH_INTERVAL);
+    let text = scrape.get().await;
+    assert_eq!((value(&text, available), value(&text, max)), (6.0, 10.0));
+    drop(held);
+    clock.advance(MetricsExport::REFRESH_INTERVAL);
+    assert_eq!(value(&scrape.get().await, available), 10.0);
+}
+
+/// A retry's four `resilience4j_retry_calls` gauges and the budget's refusals scraped over HTTP
+/// as Prometheus would, with the registry's tags, fresh after the export's own refresh on the
+/// registry's clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scraping_a_retry_shows_its_four_kinds_and_the_budgets_refusals() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .tag("application", "loans")
+        .unwrap()
+        .retry_instance(
+            "creditBureau",
+            RetryConfig::builder()
+                .max_attempts(2)
+                .wait_duration(Duration::ZERO)
+                .budget_min_retries_per_second(0)
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let scrape = served(exported(&registry)).await;
+    let bureau = registry.retry("creditBureau");
+    let series = |kind: &str| {
+        format!(
+            r#"resilience4j_retry_calls{{application="loans",kind="{kind}",name="creditBureau"}}"#
+        )
+    };
+    let refused =
+        r#"resilience4j_retry_refused_by_budget_total{application="loans",name="creditBureau"}"#;
+
+    let text = scrape.get().await;
+    assert_eq!(value(&text, &series("successful_without_retry")), 0.0);
+    assert_eq!(value(&text, refused), 0.0);
+    // Five calls succeed at once; of three failing calls after them, the budget (0.2 retries a
+    // call, no floor) lets the first retry and refuses a later one.
+    for _ in 0..5 {
+        let _ = bureau.call_sync(|| Ok::<_, &str>(()));
+    }
+    for _ in 0..3 {
+        let _ = bureau.call_sync(|| Err::<(), _>("bureau down"));
+    }
+    let m = bureau.metrics();
+    assert!(m.retries_refused_by_budget() > 0, "{m:?}");
+    assert!(m.failed_calls_with_retry_attempt() > 0, "{m:?}");
+    clock.advance(MetricsExport::REFRESH_INTERVAL);
+    let text = scrape.get().await;
+    let scraped = [
+        "successful_without_retry",
+        "successful_with_retry",
+        "failed_without_retry",
+        "failed_with_retry",
+    ]
+    .map(|kind| value(&text, &series(kind)));
+    let expected = [
+        m.successful_calls_without_retry_attempt(),
+        m.successful_calls_with_retry_attempt(),
+        m.failed_calls_without_retry_attempt(),
+        m.failed_calls_with_retry_attempt(),
+    ]
+    .map(|count| count as f64);
+    assert_eq!(scraped, expected);
+    assert_eq!(scraped[0], 5.0);
+    assert_eq!(scraped.iter().sum::<f64>(), 8.0, "every call counted once");
+    assert_eq!(value(&text, refused), m.retries_refused_by_budget() as f64);
+}
+
+/// `handle` served as `GET /metrics` on 127.0.0.1, and a client that scrapes it.
+async fn served(handle: PrometheusHandle) -> Scrape {
     let app = axum::Router::new().route(
         "/metrics",
         axum::routing::get(move || {
@@ -259,26 +342,26 @@ async fn scraping_a_bulkhead_shows_its_free_places_and_limit() {
         .timeout(Duration::from_secs(5))
         .build()
         .expect("a client");
-    let scrape = || async {
-        let response = client
-            .get(format!("http://{addr}/metrics"))
+    Scrape { client, addr }
+}
+
+/// A client of a served `GET /metrics`.
+struct Scrape {
+    client: reqwest::Client,
+    addr: std::net::SocketAddr,
+}
+
+impl Scrape {
+    /// One scrape, as Prometheus makes it: the body of a 200.
+    async fn get(&self) -> String {
+        let response = self
+            .client
+            .get(format!("http://{}/metrics", self.addr))
             .header(ACCEPT, "text/plain")
             .send()
             .await
             .expect("scrape");
         assert_eq!(response.status(), StatusCode::OK);
         response.text().await.expect("the scrape's body")
-    };
-    let available = r#"resilience4j_bulkhead_available_concurrent_calls{application="loans",name="creditBureau"}"#;
-    let max = r#"resilience4j_bulkhead_max_allowed_concurrent_calls{application="loans",name="creditBureau"}"#;
-
-    let text = scrape().await;
-    assert_eq!((value(&text, available), value(&text, max)), (10.0, 10.0));
-    let held: Vec<_> = (0..4).map(|_| bureau.try_acquire().unwrap()).collect();
-    clock.advance(MetricsExport::REFRESH_INTERVAL);
-    let text = scrape().await;
-    assert_eq!((value(&text, available), value(&text, max)), (6.0, 10.0));
-    drop(held);
-    clock.advance(MetricsExport::REFRESH_INTERVAL);
-    assert_eq!(value(&scrape().await, available), 10.0);
+    }
 }

@@ -16,8 +16,9 @@ use crate::json::{self, EventDto, Status};
 use crate::routes::error::{event_type, ApiError};
 use crate::routes::state::AppState;
 
-/// At most this many events in `GET /actuator/circuitbreakerevents` and
-/// `GET /actuator/bulkheadevents` (every breaker, every bulkhead).
+/// At most this many events in `GET /actuator/circuitbreakerevents`,
+/// `GET /actuator/bulkheadevents` and `GET /actuator/retryevents` (every breaker, bulkhead,
+/// retry).
 const MAX_ALL_EVENTS: usize = 10_000;
 
 pub(super) async fn all_breakers(State(app): State<Arc<AppState>>) -> Json<Value> {

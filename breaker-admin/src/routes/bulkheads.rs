@@ -9,6 +9,7 @@ use breaker_core::BulkheadEventKind;
 
 use crate::bulkheads::TrackedBulkhead;
 use crate::json::{BulkheadEventDto, BulkheadEventsResponse, BulkheadsResponse};
+use crate::roster::Followed;
 use crate::routes::actuator::newest_by_time;
 use crate::routes::error::{bulkhead_event_type, ApiError};
 use crate::routes::state::AppState;

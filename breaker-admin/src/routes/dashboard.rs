@@ -1,6 +1,6 @@
 //! The dashboard: its page (assets/) and the data it draws, a filtered page of breakers (each
-//! with the bulkhead of its name, if any, and the bulkheads no breaker shares a name with) and
-//! one breaker's state history.
+//! with the bulkhead and the retry of its name, if any, and the bulkheads no breaker shares a
+//! name with) and one breaker's state history.
 
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use axum::Json;
 use serde_json::Value;
 
 use crate::json::{BreakerSummary, LoneBulkhead, StateCounts, StateHistory, Summary};
+use crate::roster::Followed;
 use crate::routes::error::ApiError;
 use crate::routes::query::{parse_query, Query};
 use crate::routes::state::AppState;
@@ -48,8 +49,8 @@ pub(super) async fn style() -> Response {
 }
 
 /// `GET /dashboard/api/breakers`: the breakers matching the query (`query.rs`), one page of
-/// them, and the count of each state over all. Each breaker carries the bulkhead of its name,
-/// if there is one; `bulkheads` lists the bulkheads whose name no breaker has, those matching
+/// them, and the count of each state over all. Each breaker carries the bulkhead and the retry
+/// of its name, if there are; `bulkheads` lists the bulkheads whose name no breaker has, those matching
 /// `q` (none under a `state` filter: a bulkhead has no state), the first `limit` of them by
 /// name, and `bulkheadsMatched` counts them all.
 pub(super) async fn breakers(
@@ -70,19 +71,14 @@ pub(super) async fn breakers(
             matched.push(tracked);
         }
     }
-    // Both lists are sorted by name.
+    // Every list is sorted by name.
     let bulkheads = app.hub.bulkheads.all();
-    let named = |name: &str| {
-        bulkheads
-            .binary_search_by(|b| b.name().cmp(name))
-            .ok()
-            .map(|i| &*bulkheads[i])
-    };
+    let retries = app.hub.retries.all();
     let page: Vec<BreakerSummary<'_>> = matched
         .iter()
         .skip(query.offset)
         .take(query.limit)
-        .map(|t| BreakerSummary::of(t, named(t.name())))
+        .map(|t| BreakerSummary::of(t, named(&bulkheads, t.name()), named(&retries, t.name())))
         .collect();
     let lone: Vec<_> = bulkheads
         .iter()
@@ -104,6 +100,13 @@ pub(super) async fn breakers(
         bulkheads_matched: lone.len(),
     };
     Ok(Json(serde_json::to_value(summary).unwrap_or(Value::Null)))
+}
+
+/// The one of `list` (sorted by name) named `name`.
+fn named<'a, T: Followed>(list: &'a [Arc<T>], name: &str) -> Option<&'a T> {
+    list.binary_search_by(|t| t.name().cmp(name))
+        .ok()
+        .map(|i| &*list[i])
 }
 
 /// Whether `name` contains the query's `q` (lowercased), if it has one.

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::bulkheads::{event_type_list, parse_event_type};
 use crate::event::EventType;
+use crate::retries::RetryEventType;
 use crate::text::echo;
 
 /// An error answer: `{"status", "error", "message"}` and the field at fault, written by
@@ -42,6 +43,10 @@ impl ApiError {
         ApiError::not_named("bulkhead", name)
     }
 
+    pub(crate) fn no_retry(name: &str) -> ApiError {
+        ApiError::not_named("retry", name)
+    }
+
     /// A 404 saying no `what` is named `name`.
     fn not_named(what: &str, name: &str) -> ApiError {
         ApiError::new(
@@ -64,6 +69,10 @@ impl ApiError {
 
     pub(crate) fn unknown_bulkhead_event_type(given: &str) -> ApiError {
         ApiError::unknown_type("bulkhead event type", given, &event_type_list())
+    }
+
+    pub(crate) fn unknown_retry_event_type(given: &str) -> ApiError {
+        ApiError::unknown_type("retry event type", given, &RetryEventType::list())
     }
 
     /// A 400 saying `given` is no `what`, and listing the `valid` ones.
@@ -103,4 +112,9 @@ pub(crate) fn event_type(given: &str) -> Result<EventType, ApiError> {
 /// The `{eventType}` of a bulkhead events path, or a 400 that lists the valid ones.
 pub(crate) fn bulkhead_event_type(given: &str) -> Result<BulkheadEventKind, ApiError> {
     parse_event_type(given).ok_or_else(|| ApiError::unknown_bulkhead_event_type(given))
+}
+
+/// The `{eventType}` of a retry events path, or a 400 that lists the valid ones.
+pub(crate) fn retry_event_type(given: &str) -> Result<RetryEventType, ApiError> {
+    RetryEventType::parse(given).ok_or_else(|| ApiError::unknown_retry_event_type(given))
 }

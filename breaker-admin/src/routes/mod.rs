@@ -3,7 +3,7 @@
 //!
 //! `state.rs` is what every handler shares ([`AppState`]) and `error.rs` the JSON error body;
 //! the handlers sit above them: `actuator.rs` (Resilience4j's read endpoints and health),
-//! `bulkheads.rs` (its bulkhead endpoints), `write.rs` (the write operation and its checks), `dashboard.rs` (the page and its data,
+//! `bulkheads.rs` and `retries.rs` (its bulkhead and retry endpoints), `write.rs` (the write operation and its checks), `dashboard.rs` (the page and its data,
 //! with `query.rs` parsing its query) and `sse.rs` (the live event stream). Only this file
 //! names them all.
 
@@ -12,6 +12,7 @@ mod bulkheads;
 mod dashboard;
 mod error;
 mod query;
+mod retries;
 mod sse;
 mod state;
 mod write;
@@ -40,40 +41,50 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         router = router.route("/actuator/circuitbreakers/{name}", one);
     }
     if o.events {
-        router = router
-            .route("/actuator/circuitbreakerevents", get(actuator::all_events))
-            .route(
-                "/actuator/circuitbreakerevents/{name}",
+        router = events(
+            router,
+            "/actuator/circuitbreakerevents",
+            [
+                get(actuator::all_events),
                 get(actuator::breaker_events),
-            )
-            .route(
-                "/actuator/circuitbreakerevents/{name}/{eventType}",
                 get(actuator::breaker_events_of_type),
-            );
+            ],
+        );
     }
     if o.bulkheads {
         router = router.route("/actuator/bulkheads", get(bulkheads::all_bulkheads));
     }
     if o.bulkhead_events {
-        router = router
-            .route("/actuator/bulkheadevents", get(bulkheads::all_events))
-            .route(
-                "/actuator/bulkheadevents/{name}",
+        router = events(
+            router,
+            "/actuator/bulkheadevents",
+            [
+                get(bulkheads::all_events),
                 get(bulkheads::bulkhead_events),
-            )
-            .route(
-                "/actuator/bulkheadevents/{name}/{eventType}",
                 get(bulkheads::bulkhead_events_of_type),
-            );
+            ],
+        );
+    }
+    if o.retries {
+        router = router.route("/actuator/retries", get(retries::all_retries));
+    }
+    if o.retry_events {
+        router = events(
+            router,
+            "/actuator/retryevents",
+            [
+                get(retries::all_events),
+                get(retries::retry_events),
+                get(retries::retry_events_of_type),
+            ],
+        );
     }
     if o.stream {
-        router = router
-            .route("/actuator/streamcircuitbreakerevents", get(sse::all))
-            .route("/actuator/streamcircuitbreakerevents/{name}", get(sse::one))
-            .route(
-                "/actuator/streamcircuitbreakerevents/{name}/{eventType}",
-                get(sse::one_of_type),
-            );
+        router = events(
+            router,
+            "/actuator/streamcircuitbreakerevents",
+            [get(sse::all), get(sse::one), get(sse::one_of_type)],
+        );
     }
     if o.health {
         router = router
@@ -111,4 +122,18 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             );
     }
     router.with_state(state)
+}
+
+/// Resilience4j's three event routes under `path`: every instance's events, one instance's
+/// (`{name}`), and one instance's of one type (`{name}/{eventType}`), served by `handlers` in
+/// that order.
+fn events(
+    router: Router<Arc<AppState>>,
+    path: &str,
+    [all, one, of_type]: [MethodRouter<Arc<AppState>>; 3],
+) -> Router<Arc<AppState>> {
+    router
+        .route(path, all)
+        .route(&format!("{path}/{{name}}"), one)
+        .route(&format!("{path}/{{name}}/{{eventType}}"), of_type)
 }

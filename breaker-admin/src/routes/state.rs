@@ -1,5 +1,5 @@
-//! What every handler shares: the hub of followed breakers and bulkheads, and the router's
-//! options.
+//! What every handler shares: the hub of followed breakers, bulkheads and retries, and the
+//! router's options.
 
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use axum::extract::Path;
 use crate::bulkheads::TrackedBulkhead;
 use crate::hub::{Hub, Tracked};
 use crate::options::Options;
+use crate::retries::TrackedRetry;
 use crate::routes::error::ApiError;
 
 /// The router's state, one per [`Admin::router`](crate::Admin::router) call, shared by every
@@ -32,6 +33,14 @@ impl AppState {
             .bulkheads
             .find(name)
             .ok_or_else(|| ApiError::no_bulkhead(name))
+    }
+
+    /// The followed retry whose name is `name`, or a 404 that names it.
+    pub(crate) fn find_retry(&self, name: &str) -> Result<Arc<TrackedRetry>, ApiError> {
+        self.hub
+            .retries
+            .find(name)
+            .ok_or_else(|| ApiError::no_retry(name))
     }
 
     /// The followed breaker a `{name}` path segment names: a 400 if the segment is not

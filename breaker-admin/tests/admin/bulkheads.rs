@@ -6,17 +6,10 @@
 
 use std::time::Duration;
 
-use crate::support::{client, get_json, serve};
+use crate::support::{assert_turned_off, get_json, get_text, serve};
 use breaker_admin::Admin;
 use breaker_core::{BulkheadConfig, ManualClock, Registry, State};
 use serde_json::json;
-
-/// GET `url`: the status and the body as text, exactly as sent.
-async fn get_text(url: &str) -> (u16, String) {
-    let response = client().get(url).send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap())
-}
 
 fn limit(max: u32, buffer: u32) -> BulkheadConfig {
     BulkheadConfig::builder()
@@ -204,22 +197,16 @@ async fn each_bulkhead_keeps_its_newest_events_and_leaves_with_the_registry() {
 async fn the_bulkhead_routes_can_be_turned_off() {
     let registry = Registry::builder().clock(ManualClock::new()).build();
     registry.bulkhead("inventory");
-    let admin = Admin::new(&registry)
+    let off = Admin::new(&registry)
         .bulkheads_endpoint(false)
         .bulkhead_events_endpoint(false);
-    let base = serve(admin.router()).await;
-    for path in [
+    let paths = [
         "/actuator/bulkheads",
         "/actuator/bulkheadevents",
         "/actuator/bulkheadevents/inventory",
         "/actuator/bulkheadevents/inventory/CALL_PERMITTED",
-    ] {
-        let (status, _) = get_text(&format!("{base}{path}")).await;
-        assert_eq!(status, 404, "{path}");
-    }
-    let base = serve(Admin::new(&registry).router()).await;
-    let (status, _) = get_text(&format!("{base}/actuator/bulkheads")).await;
-    assert_eq!(status, 200, "on by default");
+    ];
+    assert_turned_off(off.router(), Admin::new(&registry).router(), &paths).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

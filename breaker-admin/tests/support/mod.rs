@@ -38,6 +38,26 @@ pub async fn get_json(url: &str) -> (u16, Value) {
     (status, body)
 }
 
+/// GET `url`: the status and the body as text, exactly as sent.
+pub async fn get_text(url: &str) -> (u16, String) {
+    let response = client().get(url).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+/// Each of `paths` is a 404 from `off` (an admin with their routes turned off), and the first
+/// one a 200 from `on` (the same admin with the defaults).
+pub async fn assert_turned_off(off: Router, on: Router, paths: &[&str]) {
+    let base = serve(off).await;
+    for path in paths {
+        let (status, _) = get_text(&format!("{base}{path}")).await;
+        assert_eq!(status, 404, "{path}");
+    }
+    let base = serve(on).await;
+    let (status, _) = get_text(&format!("{base}{}", paths[0])).await;
+    assert_eq!(status, 200, "{}: on by default", paths[0]);
+}
+
 /// A window of 4 calls, all counted: 2 failures of 4 open the breaker.
 pub fn small() -> ConfigBuilder {
     Config::builder()

@@ -212,6 +212,37 @@ impl Retry {
     }
 }
 
+/// A handle that does not keep a retry alive: the metrics export's, whose registry hooks would
+/// otherwise keep every retry (and the registry's scheduler) alive for ever.
+#[cfg(feature = "metrics")]
+pub(crate) struct WeakRetry(std::sync::Weak<RetryCore>);
+
+#[cfg(feature = "metrics")]
+impl Retry {
+    /// A handle that does not keep this retry alive.
+    pub(crate) fn downgrade(&self) -> WeakRetry {
+        WeakRetry(Arc::downgrade(&self.core))
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl WeakRetry {
+    /// The retry, while it exists.
+    pub(crate) fn upgrade(&self) -> Option<Retry> {
+        self.0.upgrade().map(|core| Retry { core })
+    }
+
+    /// Whether this is a handle to `retry`.
+    pub(crate) fn is(&self, retry: &Retry) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&retry.core))
+    }
+
+    /// Whether two handles are to the same retry.
+    pub(crate) fn ptr_eq(&self, other: &WeakRetry) -> bool {
+        self.0.ptr_eq(&other.0)
+    }
+}
+
 // No user code runs while a retry's lock is held and listeners' panics are caught, so a panic
 // anywhere leaves the retry whole.
 impl std::panic::UnwindSafe for Retry {}

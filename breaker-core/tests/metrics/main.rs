@@ -1,7 +1,7 @@
 //! The `metrics` export: Resilience4j's names, rendered by the Prometheus exporter, and series
-//! that leave with their breakers, and the bulkheads' gauges. `export` installs the process's
-//! global `metrics` recorder (the only module that does); `removal` and `bulkheads` use
-//! recorders of their own.
+//! that leave with their breakers, the bulkheads' gauges and the retries' counts. `export`
+//! installs the process's global `metrics` recorder (the only module that does); `removal`,
+//! `bulkheads` and `retries` use recorders of their own.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -9,3 +9,4 @@ mod support;
 mod bulkheads;
 mod export;
 mod removal;
+mod retries;

@@ -1,6 +1,6 @@
 //! The export of one registry: its breakers' entries by display name, kept up to date by the
-//! registry's hooks and events, its bulkheads' gauges (`bulkheads.rs`), and the refresh that
-//! rewrites every breaker's and bulkhead's series on a timer in the registry's scheduler.
+//! registry's hooks and events, its bulkheads' and retries' series (`polled.rs`), and the
+//! refresh that rewrites every series on a timer in the registry's scheduler.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -13,17 +13,18 @@ use crate::breaker::CircuitBreaker;
 use crate::bulkhead::Bulkhead;
 use crate::env::Env;
 use crate::event::{Event, EventKind};
-use crate::export::metrics::bulkheads::BulkheadGauges;
 use crate::export::metrics::entry::{Entry, Live};
 use crate::export::metrics::handles::Handles;
 use crate::export::metrics::names::{shared, Keys};
+use crate::export::metrics::polled::{Polled, PolledSeries};
 use crate::export::metrics::recorder::{is_noop, ExportRecorder};
 use crate::registry::Registry;
+use crate::retry::Retry;
 use crate::time::clock::Clock;
 use crate::time::scheduler::{TimerKey, TimerTarget};
 
-/// How often, on the registry's clock, the export rewrites every breaker's and bulkhead's
-/// series.
+/// How often, on the registry's clock, the export rewrites every breaker's, bulkhead's and
+/// retry's series.
 pub(super) const REFRESH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What a `MetricsExport` handle holds: the export of one registry.
@@ -38,7 +39,9 @@ pub(super) struct Exporter {
     /// By display name: the breakers in the registry.
     entries: papaya::HashMap<Box<str>, Entry>,
     /// The bulkheads in the registry.
-    bulkheads: BulkheadGauges,
+    bulkheads: PolledSeries<Bulkhead>,
+    /// The retries in the registry.
+    retries: PolledSeries<Retry>,
     /// The refresh timer waiting in the registry's scheduler, if any.
     timer: Mutex<Option<TimerKey>>,
     this: Weak<Exporter>,
@@ -60,7 +63,8 @@ impl Exporter {
             env: Arc::downgrade(&registry.inner.env),
             clock: registry.clock().clone(),
             entries: papaya::HashMap::new(),
-            bulkheads: BulkheadGauges::default(),
+            bulkheads: PolledSeries::default(),
+            retries: PolledSeries::default(),
             timer: Mutex::new(None),
             this: this.clone(),
         })
@@ -107,14 +111,33 @@ impl Exporter {
 
     /// Registers `bulkhead`'s gauges and writes them.
     pub(super) fn register_bulkhead(&self, bulkhead: &Bulkhead) {
-        self.recorder
-            .with(|recorder| self.bulkheads.register(bulkhead, recorder, &self.tags));
-        self.arm_timer();
+        self.register_polled(&self.bulkheads, bulkhead);
     }
 
     /// Drops the gauges of a bulkhead that left the registry.
     pub(super) fn unregister_bulkhead(&self, bulkhead: &Bulkhead) {
         self.bulkheads.unregister(bulkhead);
+    }
+
+    /// How many retries are exported.
+    pub(super) fn retry_count(&self) -> usize {
+        self.retries.len()
+    }
+
+    /// Registers `retry`'s series and writes them.
+    pub(super) fn register_retry(&self, retry: &Retry) {
+        self.register_polled(&self.retries, retry);
+    }
+
+    /// Drops the series of a retry that left the registry.
+    pub(super) fn unregister_retry(&self, retry: &Retry) {
+        self.retries.unregister(retry);
+    }
+
+    fn register_polled<P: Polled>(&self, series: &PolledSeries<P>, instance: &P) {
+        self.recorder
+            .with(|recorder| series.register(instance, recorder, &self.tags));
+        self.arm_timer();
     }
 
     /// Drops the handles of a breaker that left the registry, unless its name already has a
@@ -141,7 +164,8 @@ impl Exporter {
         entry.record(event);
     }
 
-    /// Writes every breaker's series from its current metrics and state, and every bulkhead's.
+    /// Writes every breaker's series from its current metrics and state, and every bulkhead's
+    /// and retry's.
     /// With a recorder in place (the export's own, or one the facade lends this thread),
     /// registers handles again first: all of them if `all` or if they came from the no-op
     /// recorder, else the histograms (the only series a refresh cannot keep from going idle).
@@ -156,6 +180,7 @@ impl Exporter {
             self.recorder.describe_late(recorder);
         }
         self.bulkheads.refresh(recorder, all, &self.tags);
+        self.retries.refresh(recorder, all, &self.tags);
         let entries = self.entries.pin();
         for (name, entry) in entries.iter() {
             let Some(breaker) = entry.live.breaker() else {
@@ -230,7 +255,7 @@ impl TimerTarget for Exporter {
     fn on_timer(&self, _token: u64) {
         *self.timer.lock().unwrap_or_else(PoisonError::into_inner) = None;
         self.refresh(false);
-        if !self.entries.is_empty() || !self.bulkheads.is_empty() {
+        if !self.entries.is_empty() || !self.bulkheads.is_empty() || !self.retries.is_empty() {
             self.arm_timer();
         }
     }

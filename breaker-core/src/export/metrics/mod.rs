@@ -1,6 +1,7 @@
 //! Resilience4j's metrics through the [`metrics`] facade, under the names and tags that
-//! Resilience4j's Micrometer binding (`TaggedCircuitBreakerMetrics`, `TaggedBulkheadMetrics`)
-//! gives them, so existing dashboards and alerts read them unchanged.
+//! Resilience4j's Micrometer binding (`TaggedCircuitBreakerMetrics`, `TaggedBulkheadMetrics`,
+//! `TaggedRetryMetrics`) gives them, so existing dashboards and alerts read them unchanged; plus
+//! one series of breaker's own, the retry budget's refusals.
 //!
 //! | metric (Prometheus name) | type | tags | value |
 //! |---|---|---|---|
@@ -15,12 +16,16 @@
 //! | `resilience4j_circuitbreaker_slow_calls` | gauge | `name`, `kind` = `successful`, `failed` | slow calls in the window |
 //! | `resilience4j_bulkhead_available_concurrent_calls` | gauge | `name` | a bulkhead's free places (0 while a lowered limit waits for calls to finish) |
 //! | `resilience4j_bulkhead_max_allowed_concurrent_calls` | gauge | `name` | a bulkhead's `max-concurrent-calls` |
+//! | `resilience4j_retry_calls` | gauge | `name`, `kind` = `successful_without_retry`, `successful_with_retry`, `failed_without_retry`, `failed_with_retry` | a retry's calls of each kind since its creation (Resilience4j's gauges of cumulative counts) |
+//! | `resilience4j_retry_refused_by_budget_total` | counter | `name` | **breaker's own** (Resilience4j has no retry budget): retries the budget refused, each of which ended its call |
 //!
 //! Names come from `CircuitBreakerMetricNames` and `AbstractCircuitBreakerMetrics` in
 //! resilience4j-micrometer 2.x (`resilience4j.circuitbreaker.state`, `.calls`,
 //! `.not.permitted.calls`, `.failure.rate`, ...), and the bulkheads' from `BulkheadMetricNames`
 //! and `AbstractBulkheadMetrics` (`resilience4j.bulkhead.available.concurrent.calls`,
-//! `.max.allowed.concurrent.calls`, with their descriptions), spelled as Micrometer's
+//! `.max.allowed.concurrent.calls`, with their descriptions), and the retries' from
+//! `RetryMetricNames` and `AbstractRetryMetrics` (`resilience4j.retry.calls`, four gauges told
+//! apart by `kind`; the HELP line is the first one's description), spelled as Micrometer's
 //! Prometheus registry spells them. Every series also carries the registry's tags ([`Registry::tags`]: Spring's
 //! `resilience4j.circuitbreaker.tags.*`, or `RegistryBuilder::tag`), and the labels of a series
 //! are sorted by name, as Micrometer sorts its tags.
@@ -111,13 +116,25 @@
 //! replaced leaves the export at once, and its series leave the scrape as a removed breaker's
 //! do (below).
 //!
+//! # Retries
+//!
+//! Every retry of the registry ([`Registry::retries`], and each one added later, through the
+//! registry's retry hooks) has its four `resilience4j_retry_calls` gauges and its
+//! `resilience4j_retry_refused_by_budget_total` counter, written the same way as a bulkhead's
+//! gauges: from the retry's [`metrics`](crate::retry::Retry::metrics) when it is added and at
+//! every refresh, nothing on the call path; a scrape reads counts at most about a second old.
+//! Resilience4j exports the four counts as gauges, so they are gauges here too (a query that
+//! works on Resilience4j's series works on these). The refusals are a counter, as a count that
+//! only goes up is in Prometheus. A retry that is removed or replaced leaves the export at once.
+//!
 //! # The files
 //!
 //! This file is the public type and its installation (the registry's listener and hooks).
 //! Below it, `exporter.rs` is the export of one registry: the breakers' entries by name, the
 //! refresh and its timer; `entry.rs` is one breaker in it, written from each event and at each
 //! refresh, with the single writer of its state gauges; `handles.rs` registers one breaker's
-//! handles; `bulkheads.rs` is the bulkheads' gauges; `names.rs` is the series' names,
+//! handles; `polled.rs` is the series written only at a refresh, those of `bulkheads.rs` (the
+//! bulkheads' gauges) and `retries.rs` (the retries' counts); `names.rs` is the series' names,
 //! descriptions and keys; `recorder.rs` chooses the recorder and tells the facade's no-op one
 //! apart.
 
@@ -126,7 +143,9 @@ mod entry;
 mod exporter;
 mod handles;
 mod names;
+mod polled;
 mod recorder;
+mod retries;
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -192,6 +211,13 @@ impl MetricsExport {
     /// `resilience4j_bulkhead_max_allowed_concurrent_calls{name}`: a bulkhead's limit.
     pub const BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS: &'static str =
         names::BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS;
+    /// `resilience4j_retry_calls{name, kind}`: a retry's calls of each kind
+    /// (`successful_without_retry`, `successful_with_retry`, `failed_without_retry`,
+    /// `failed_with_retry`), gauges as Resilience4j's.
+    pub const RETRY_CALLS: &'static str = names::RETRY_CALLS;
+    /// `resilience4j_retry_refused_by_budget_total{name}`: retries the retry budget refused
+    /// (breaker's own counter; Resilience4j has no budget).
+    pub const RETRY_REFUSED_BY_BUDGET: &'static str = names::RETRY_REFUSED_BY_BUDGET;
 
     /// How often, on the registry's clock, the export re-reads every breaker into the gauges
     /// (see "Fresh at every scrape" in the module docs): 1 second.
@@ -272,6 +298,16 @@ impl MetricsExport {
         for bulkhead in registry.bulkheads() {
             exporter.register_bulkhead(&bulkhead);
         }
+        // The retries likewise.
+        let hook = Arc::clone(&exporter);
+        registry.on_retry_registry_event(move |event| match event {
+            RegistryEvent::Added(retry) => hook.register_retry(retry),
+            RegistryEvent::Removed(retry) => hook.unregister_retry(retry),
+            RegistryEvent::Replaced { new, .. } => hook.register_retry(new),
+        });
+        for retry in registry.retries() {
+            exporter.register_retry(&retry);
+        }
         let export = MetricsExport { inner: exporter };
         exports.push((registry.downgrade(), export.clone()));
         export
@@ -297,6 +333,11 @@ impl MetricsExport {
         self.inner.bulkhead_count()
     }
 
+    /// How many retries are exported.
+    pub fn retry_count(&self) -> usize {
+        self.inner.retry_count()
+    }
+
     /// Whether no breaker is exported yet.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -308,6 +349,7 @@ impl std::fmt::Debug for MetricsExport {
         f.debug_struct("MetricsExport")
             .field("breakers", &self.len())
             .field("bulkheads", &self.bulkhead_count())
+            .field("retries", &self.retry_count())
             .field("own_recorder", &self.inner.recorder.has_own())
             .finish()
     }

@@ -1,5 +1,5 @@
-//! What the series are called: Resilience4j's metric names, their descriptions, and one
-//! breaker's or bulkhead's keys (name, labels and the registry's tags, sorted by label name).
+//! What the series are called: Resilience4j's metric names (and the retry budget's, ours),
+//! their descriptions, and one breaker's, bulkhead's or retry's keys (name, labels and the registry's tags, sorted by label name).
 
 use std::sync::Arc;
 
@@ -21,6 +21,8 @@ pub(super) const BULKHEAD_AVAILABLE_CONCURRENT_CALLS: &str =
     "resilience4j_bulkhead_available_concurrent_calls";
 pub(super) const BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS: &str =
     "resilience4j_bulkhead_max_allowed_concurrent_calls";
+pub(super) const RETRY_CALLS: &str = "resilience4j_retry_calls";
+pub(super) const RETRY_REFUSED_BY_BUDGET: &str = "resilience4j_retry_refused_by_budget_total";
 
 /// The `kind` of each call timer, in the order of `Keys::calls` and of the handles and maxima
 /// built from them.
@@ -74,6 +76,31 @@ impl BulkheadKeys {
         BulkheadKeys {
             available: labelled(BULKHEAD_AVAILABLE_CONCURRENT_CALLS, &[], &name, tags),
             max_allowed: labelled(BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS, &[], &name, tags),
+        }
+    }
+}
+
+/// The `kind` of each retry call gauge, Resilience4j's, in the order of `RetryKeys::calls`.
+const RETRY_KINDS: [&str; 4] = [
+    "successful_without_retry",
+    "successful_with_retry",
+    "failed_without_retry",
+    "failed_with_retry",
+];
+
+/// A retry's series: its name and the registry's tags, sorted by label name.
+pub(super) struct RetryKeys {
+    pub(super) calls: [Key; 4],
+    pub(super) refused_by_budget: Key,
+}
+
+impl RetryKeys {
+    /// The keys of the retry named `name`, each with the registry's `tags`.
+    pub(super) fn new(name: &str, tags: &[Label]) -> RetryKeys {
+        let name = shared(name);
+        RetryKeys {
+            calls: RETRY_KINDS.map(|kind| labelled(RETRY_CALLS, &[("kind", kind)], &name, tags)),
+            refused_by_budget: labelled(RETRY_REFUSED_BY_BUDGET, &[], &name, tags),
         }
     }
 }
@@ -155,5 +182,17 @@ pub(super) fn describe_to(recorder: &dyn Recorder) {
         name(BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS),
         None,
         text("The maximum number of available permissions"),
+    );
+    // Micrometer's Prometheus registry writes one HELP per name, the first meter's: the
+    // `successful_without_retry` gauge's description.
+    recorder.describe_gauge(
+        name(RETRY_CALLS),
+        None,
+        text("The number of successful calls without a retry attempt"),
+    );
+    recorder.describe_counter(
+        name(RETRY_REFUSED_BY_BUDGET),
+        None,
+        text("The number of retries the retry budget refused (breaker's own metric, not Resilience4j's)"),
     );
 }
