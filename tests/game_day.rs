@@ -257,7 +257,7 @@ fn check_picture(report: &Report, told: &Told, label: &str, opened_in_brownout: 
     assert!(!columns.is_empty());
     let mut sums = [0u64; Outcome::ALL.len()];
     let (mut sent, mut refused, mut bulkhead_full, mut no_worker) = (0, 0, 0, 0);
-    let (mut most_busy, mut most_held) = (0, 0);
+    let (mut most_busy, mut most_held, mut bureau_hits) = (0, 0, 0);
     for column in &columns {
         let answers: Vec<u64> = Outcome::ALL
             .iter()
@@ -275,12 +275,19 @@ fn check_picture(report: &Report, told: &Told, label: &str, opened_in_brownout: 
         refused += column.count("data-refused");
         bulkhead_full += column.count("data-bulkhead-full");
         no_worker += column.count("data-no-worker");
+        bureau_hits += column.count("data-bureau-hits");
         most_busy = most_busy.max(column.count("data-most-busy"));
         most_held = most_held.max(column.count("data-most-held"));
     }
     assert_eq!(
         sent, report.requests,
         "the columns hold every application sent"
+    );
+    // The bureau's requests, counted per second by the bureau itself, are every request it
+    // received.
+    assert_eq!(
+        bureau_hits, report.bureau_hits,
+        "the columns hold every request the bureau received"
     );
     let counted = [
         report.bureau_answers,
@@ -485,6 +492,16 @@ fn check_day(report: &Report, told: &Told, label: &str) {
     assert!(
         !report.opened_before_brownout(),
         "opened before the brownout"
+    );
+
+    // Without retries each application is at most one request, and the brownout's hangs and
+    // the breaker keep the bureau's rate under the rate offered (the storm's baseline,
+    // docs/GAME_DAY.md).
+    let storm = report.brownout_rates();
+    assert!(storm.seconds > 0 && storm.offered_mean > 0.0, "{storm:?}");
+    assert!(
+        storm.bureau_mean < storm.offered_mean,
+        "the bureau saw more requests than applications offered: {storm:?}"
     );
 
     // Recovery through the half-open trials.

@@ -255,6 +255,30 @@ impl Report {
             .any(|t| t.to == State::Open && t.at < self.brownout_start)
     }
 
+    /// The bureau's request rate beside the rate the loan service was offered, over the
+    /// seconds of the timeline that lie wholly inside the brownout.
+    pub(crate) fn brownout_rates(&self) -> BrownoutRates {
+        let width = self.timeline.width().as_secs_f64();
+        let first = (self.brownout_start.as_secs_f64() / width).ceil() as usize;
+        let end = (self.brownout_end.as_secs_f64() / width).floor() as usize;
+        let buckets = self.timeline.buckets();
+        let inside = &buckets[first.min(buckets.len())..end.min(buckets.len())];
+        let per_second = |n: u32| f64::from(n) / width;
+        let mean = |of: fn(&Bucket) -> u32| {
+            let sum: f64 = inside.iter().map(|b| f64::from(of(b))).sum();
+            sum / (inside.len().max(1) as f64 * width)
+        };
+        let peak =
+            |of: fn(&Bucket) -> u32| inside.iter().map(|b| per_second(of(b))).fold(0.0, f64::max);
+        BrownoutRates {
+            seconds: inside.len(),
+            offered_mean: mean(|b| b.sent),
+            offered_peak: peak(|b| b.sent),
+            bureau_mean: mean(|b| b.bureau_hits),
+            bureau_peak: peak(|b| b.bureau_hits),
+        }
+    }
+
     /// The `p`-th percentile (0..=100) of the fail-fast latencies.
     pub(crate) fn fail_fast_percentile(&self, p: f64) -> Option<Duration> {
         let n = self.fail_fast.len();
@@ -263,6 +287,44 @@ impl Report {
         }
         let rank = ((p / 100.0) * n as f64).ceil() as usize;
         self.fail_fast.get(rank.clamp(1, n) - 1).copied()
+    }
+}
+
+/// The bureau's request rate during the brownout beside the rate of applications offered to
+/// the loan service, per second of the run's own clock (compressed runs keep the rate, so
+/// their figures read like the real-time run's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct BrownoutRates {
+    /// The seconds of the script counted (those wholly inside the brownout).
+    pub(crate) seconds: usize,
+    /// Applications offered per second, on average.
+    pub(crate) offered_mean: f64,
+    /// Applications offered in the busiest second.
+    pub(crate) offered_peak: f64,
+    /// Requests the bureau received per second, on average (every attempt counts).
+    pub(crate) bureau_mean: f64,
+    /// Requests the bureau received in its busiest second.
+    pub(crate) bureau_peak: f64,
+}
+
+impl BrownoutRates {
+    /// The bureau's mean rate over the offered mean rate (0 when nothing was offered).
+    pub(crate) fn mean_ratio(&self) -> f64 {
+        ratio(self.bureau_mean, self.offered_mean)
+    }
+
+    /// The bureau's peak second over the offered mean rate (0 when nothing was offered).
+    pub(crate) fn peak_ratio(&self) -> f64 {
+        ratio(self.bureau_peak, self.offered_mean)
+    }
+}
+
+/// `a / b`, or 0 when `b` is 0.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
     }
 }
 
@@ -384,6 +446,19 @@ impl fmt::Display for Report {
             f,
             "bureau requests received: {} (the client hung up on {} before the answer)",
             self.bureau_hits, self.bureau_abandoned
+        )?;
+        let storm = self.brownout_rates();
+        writeln!(
+            f,
+            "bureau rate in brownout:  peak {:.0}/s ({:.2} x offered), mean {:.1}/s ({:.2} x \
+             offered {:.1}/s; offered peak {:.0}/s), over {} s of script",
+            storm.bureau_peak,
+            storm.peak_ratio(),
+            storm.bureau_mean,
+            storm.mean_ratio(),
+            storm.offered_mean,
+            storm.offered_peak,
+            storm.seconds
         )?;
         writeln!(
             f,
@@ -595,6 +670,8 @@ pub(crate) struct Bucket {
     pub(crate) fallbacks: [u32; FallbackCause::ALL.len()],
     /// Applications sent in this bucket that found no free worker.
     pub(crate) no_worker: u32,
+    /// Requests the bureau received in this bucket (every attempt of a retried call is one).
+    pub(crate) bureau_hits: u32,
     /// The most workers busy at once in this bucket, as seen when each application arrived.
     pub(crate) most_busy: u32,
     /// The most requests to the bureau under way at once in this bucket (workers the bureau
@@ -611,6 +688,7 @@ impl Bucket {
             answers: [0; Outcome::ALL.len()],
             fallbacks: [0; FallbackCause::ALL.len()],
             no_worker: 0,
+            bureau_hits: 0,
             most_busy: 0,
             most_held: 0,
             latency: Histogram::new(),
@@ -628,6 +706,7 @@ impl Bucket {
             *sum = sum.saturating_add(n);
         }
         self.no_worker = self.no_worker.saturating_add(other.no_worker);
+        self.bureau_hits = self.bureau_hits.saturating_add(other.bureau_hits);
         self.most_busy = self.most_busy.max(other.most_busy);
         self.most_held = self.most_held.max(other.most_held);
         self.latency.merge(&other.latency);
@@ -747,14 +826,12 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let total = script.total();
     // One bucket per second of the script, covering the script and the longest a call can
     // outlast it (reqwest's backstop, twice the timeout).
-    let timeline = Arc::new(Mutex::new(Timeline::new(
-        Duration::from_secs_f64(options.scale),
-        total + timeout * 2,
-    )));
+    let (second, span) = (Duration::from_secs_f64(options.scale), total + timeout * 2);
+    let timeline = Arc::new(Mutex::new(Timeline::new(second, span)));
     let initial_state = breaker.state();
     let started = SystemTime::now();
     let start = Instant::now();
-    let bureau = Bureau::start(script.clone(), start).await?;
+    let bureau = Bureau::start(script.clone(), start, second, span).await?;
     let fallback_timeline = timeline.clone();
     let check = Arc::new(
         CreditCheck::new(
@@ -941,7 +1018,11 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         .position(|p| p.bureau == Behaviour::Hanging);
     let brownout_start = script.first_start_of(Behaviour::Hanging).unwrap_or(total);
     let brownout_end = brownout.map_or(total, |i| brownout_start + script.phases[i].length);
-    let timeline = lock(&timeline).clone();
+    let mut timeline = lock(&timeline).clone();
+    // The bureau counted with the same width from the same start: bucket for bucket.
+    for (bucket, hits) in timeline.buckets.iter_mut().zip(&served.per_second) {
+        bucket.bureau_hits = *hits;
+    }
 
     Ok(Report {
         breaker_name: breaker.name().to_owned(),
