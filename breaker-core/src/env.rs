@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::bulkhead::event::BulkheadEvent;
 use crate::event::listeners::Listeners;
-use crate::retry::RetryEvent;
+use crate::retry::event::RetryEvent;
 use crate::time::clock::Clock;
 use crate::time::scheduler::Scheduler;
 
