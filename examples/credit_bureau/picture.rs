@@ -336,7 +336,7 @@ fn mode(report: &Report) -> String {
 
 /// The title, the run's parameters and how to read the columns.
 fn title(out: &mut String, report: &Report, frame: &Frame, per: usize) {
-    let heading = match &report.bulkhead {
+    let mut heading = match &report.bulkhead {
         Some(bulkhead) => format!(
             "Credit bureau game day: breaker {} and bulkhead {} through a brownout",
             report.breaker_name, bulkhead.name
@@ -346,6 +346,9 @@ fn title(out: &mut String, report: &Report, frame: &Frame, per: usize) {
             report.breaker_name
         ),
     };
+    if let Some(retry) = &report.retry {
+        let _ = write!(heading, ", retry {}", retry.mode.key());
+    }
     let _ = writeln!(
         out,
         "<text id=\"picture-title\" x=\"{LEFT}\" y=\"30\" font-size=\"20\" font-weight=\"bold\">{}</text>",
@@ -382,8 +385,19 @@ fn title(out: &mut String, report: &Report, frame: &Frame, per: usize) {
             frame.unit.show(width)
         )
     };
+    let retried = report.retry.as_ref().map_or_else(String::new, |r| {
+        let budget = match r.budget {
+            Some(_) => format!("; {} refused by the budget", thousands(r.refused_by_budget)),
+            None => ", no budget".to_owned(),
+        };
+        format!(
+            " Retry {}: {} retries made{budget}.",
+            r.name,
+            thousands(r.retries)
+        )
+    });
     let notes = [
-        format!("{column}; rates are per second of the run's clock."),
+        format!("{column}; rates are per second of the run's clock.{retried}"),
         "Answers are counted in the column the application arrived in; the fallback's causes in \
          the column the fallback started in; the bureau's requests as it received them; workers \
          as each application arrived."
