@@ -336,7 +336,7 @@ fn mode(report: &Report) -> String {
 
 /// The title, the run's parameters and how to read the columns.
 fn title(out: &mut String, report: &Report, frame: &Frame, per: usize) {
-    let mut heading = match &report.bulkhead {
+    let heading = match &report.bulkhead {
         Some(bulkhead) => format!(
             "Credit bureau game day: breaker {} and bulkhead {} through a brownout",
             report.breaker_name, bulkhead.name
@@ -346,9 +346,6 @@ fn title(out: &mut String, report: &Report, frame: &Frame, per: usize) {
             report.breaker_name
         ),
     };
-    if let Some(retry) = &report.retry {
-        let _ = write!(heading, ", retry {}", retry.mode.key());
-    }
     let _ = writeln!(
         out,
         "<text id=\"picture-title\" x=\"{LEFT}\" y=\"30\" font-size=\"20\" font-weight=\"bold\">{}</text>",
@@ -391,8 +388,9 @@ fn title(out: &mut String, report: &Report, frame: &Frame, per: usize) {
             None => ", no budget".to_owned(),
         };
         format!(
-            " Retry {}: {} retries made{budget}.",
+            " Retry {} (--retry {}): {} retries made{budget}.",
             r.name,
+            r.mode.key(),
             thousands(r.retries)
         )
     });
@@ -929,11 +927,7 @@ fn legend(out: &mut String, report: &Report, columns: &[Column], in_state: &[Dur
         entry(out, &mut y, &swatch, outcome.label(), &thousands(total));
     }
     y += 8.0;
-    header(
-        out,
-        &mut y,
-        "fallback causes, bureau requests (lines; total)",
-    );
+    header(out, &mut y, "lines (total)");
     for cause in &CAUSES {
         let total: u64 = columns.iter().map(cause.1).sum();
         let swatch = stroke(y, cause.2, cause.3);
