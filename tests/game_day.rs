@@ -14,7 +14,14 @@
 //! time, the pool does run out, and every application that found no free worker is answered by
 //! the fallback.
 //!
-//! Both runs are drawn as the example draws them (examples/credit_bureau/picture.rs), and the
+//! Then the retry storm: the day with the bulkhead, its calls retried outside the breaker as the
+//! contract's option A would (three retries, no budget) and then within the retry budget. The
+//! budgeted run's retries stay within what the budget allows over the run, and it refuses
+//! some; every retry follows one failure the breaker recorded; the bureau never receives more
+//! requests than first attempts and retries, and its mean rate in the brownout stays under
+//! the rate offered (with the budget, within its ratio and floor over it) in every run.
+//!
+//! Every run is drawn as the example draws them (examples/credit_bureau/picture.rs), and the
 //! HTML file is held to what the run was: well-formed XML with one `<svg>`, the breaker's state
 //! bands as the event stream told them (an OPEN band starting inside the brownout), the brownout
 //! marked where the script puts it, and columns whose answers add up to the applications sent
@@ -44,7 +51,7 @@ use axum::http::{header, StatusCode};
 use breaker::{BulkheadEventKind, EventKind, Registry, State};
 use game::loan::{Application, BureauError, CreditCheck, FallbackCause};
 use game::queue::ReviewQueue;
-use game::{Outcome, Report};
+use game::{Outcome, Report, RetryMode};
 
 /// Removes the queue file however the test ends.
 struct TempFile(std::path::PathBuf);
@@ -257,7 +264,7 @@ fn check_picture(report: &Report, told: &Told, label: &str, opened_in_brownout: 
     assert!(!columns.is_empty());
     let mut sums = [0u64; Outcome::ALL.len()];
     let (mut sent, mut refused, mut bulkhead_full, mut no_worker) = (0, 0, 0, 0);
-    let (mut most_busy, mut most_held) = (0, 0);
+    let (mut most_busy, mut most_held, mut bureau_hits) = (0, 0, 0);
     for column in &columns {
         let answers: Vec<u64> = Outcome::ALL
             .iter()
@@ -275,12 +282,19 @@ fn check_picture(report: &Report, told: &Told, label: &str, opened_in_brownout: 
         refused += column.count("data-refused");
         bulkhead_full += column.count("data-bulkhead-full");
         no_worker += column.count("data-no-worker");
+        bureau_hits += column.count("data-bureau-hits");
         most_busy = most_busy.max(column.count("data-most-busy"));
         most_held = most_held.max(column.count("data-most-held"));
     }
     assert_eq!(
         sent, report.requests,
         "the columns hold every application sent"
+    );
+    // The bureau's requests, counted per second by the bureau itself, are every request it
+    // received.
+    assert_eq!(
+        bureau_hits, report.bureau_hits,
+        "the columns hold every request the bureau received"
     );
     let counted = [
         report.bureau_answers,
@@ -294,16 +308,19 @@ fn check_picture(report: &Report, told: &Told, label: &str, opened_in_brownout: 
         assert_eq!(drawn, counted, "{} drawn and counted", outcome.label());
     }
     // The refusals line counts the fallbacks of refused calls, and the breaker's event stream
-    // tells one NotPermitted per refused call; the same for the bulkhead's CALL_REJECTED.
+    // tells one NotPermitted per refused call (a refusal is never retried); the same for the
+    // bulkhead's CALL_REJECTED, except that with a retry a refused attempt may be retried, so
+    // between the fallbacks and the fallbacks plus the retries are told.
     assert_eq!(
         refused,
         told.breaker_refusals.load(Ordering::SeqCst),
         "refusals drawn and told"
     );
-    assert_eq!(
-        bulkhead_full,
-        told.bulkhead_refusals.load(Ordering::SeqCst),
-        "bulkhead refusals drawn and told"
+    let retries = report.retry.as_ref().map_or(0, |r| r.retries);
+    let bulkhead_told = told.bulkhead_refusals.load(Ordering::SeqCst);
+    assert!(
+        bulkhead_full <= bulkhead_told && bulkhead_told <= bulkhead_full + retries,
+        "bulkhead refusals drawn ({bulkhead_full}) and told ({bulkhead_told}), {retries} retries"
     );
     assert_eq!(
         no_worker, report.workers_exhausted,
@@ -430,8 +447,14 @@ fn check_day(report: &Report, told: &Told, label: &str) {
     // timed-out call took at least the 25 ms timeout, over the 20 ms threshold), and it first
     // opened while the brownout lasted. (The pool of 200 cannot run out here: compressed, about
     // 6 calls are in flight at once, docs/GAME_DAY.md; the scaled run exhausts its pool.)
+    // With a retry, a timed-out attempt is retried and its call may end in the OPEN breaker's
+    // refusal: there the timeouts show as slow calls and retries, not as fallbacks.
     let timed_out = report.fallback(FallbackCause::TimedOut);
-    assert!(timed_out > 0, "no call timed out: {report}");
+    let retries = report.retry.as_ref().map_or(0, |r| r.retries);
+    assert!(
+        timed_out > 0 || report.retry.is_some(),
+        "no call timed out: {report}"
+    );
     assert!(report.slow_calls > 0, "no slow call recorded: {report}");
     let brownout = report
         .phases
@@ -458,8 +481,8 @@ fn check_day(report: &Report, told: &Told, label: &str) {
         "the bureau saw no client hang up: {report}"
     );
     assert!(
-        report.bureau_abandoned <= timed_out + report.fallback(FallbackCause::Failed),
-        "more hang-ups than calls that timed out or failed: {report}"
+        report.bureau_abandoned <= timed_out + report.fallback(FallbackCause::Failed) + retries,
+        "more hang-ups than calls that timed out or failed, and retries: {report}"
     );
 
     // The breaker opened, and while OPEN no call reached for a socket. Each refusal the
@@ -468,12 +491,15 @@ fn check_day(report: &Report, told: &Told, label: &str) {
     assert!(refused > 0, "no call was refused");
     assert_eq!(refused, told.breaker_refusals.load(Ordering::SeqCst));
     // Every call that timed out, failed or was refused by the bulkhead is a failure the breaker
-    // recorded: the bulkhead's refusals too, as `record-exceptions` names them.
+    // recorded: the bulkhead's refusals too, as `record-exceptions` names them. With a retry,
+    // so is every attempt that was retried: a retry follows exactly one recorded failure, and
+    // the last attempt's failure is the one the fallback answers.
     assert_eq!(
         told.breaker_failures.load(Ordering::SeqCst),
         timed_out
             + report.fallback(FallbackCause::Failed)
-            + report.fallback(FallbackCause::BulkheadFull),
+            + report.fallback(FallbackCause::BulkheadFull)
+            + retries,
         "failures recorded and fallbacks for them: {report}"
     );
     assert_eq!(report.sockets_while_open, 0, "sockets opened while OPEN");
@@ -485,6 +511,16 @@ fn check_day(report: &Report, told: &Told, label: &str) {
     assert!(
         !report.opened_before_brownout(),
         "opened before the brownout"
+    );
+
+    // Without retries each application is at most one request, and the brownout's hangs and
+    // the breaker keep the bureau's rate under the rate offered (the storm's baseline,
+    // docs/GAME_DAY.md).
+    let storm = report.brownout_rates();
+    assert!(storm.seconds > 0 && storm.offered_mean > 0.0, "{storm:?}");
+    assert!(
+        storm.bureau_mean < storm.offered_mean,
+        "the bureau saw more requests than applications offered: {storm:?}"
     );
 
     // Recovery through the half-open trials.
@@ -515,6 +551,7 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
         rate: 220,
         workers: 200,
         bulkhead: true,
+        retry: RetryMode::None,
         queue_path: queue.0.clone(),
     };
     let (report, told) = run_day(&options).await;
@@ -586,6 +623,71 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     // Its picture draws the applications that found no free worker. (With 2 workers the
     // brownout holds both, the breaker sees few calls, and when it opens is not asserted.)
     check_picture(&report, &told, "scaled_picture", false);
+
+    // The retry storm (docs/GAME_DAY.md): the day with the bulkhead, its calls retried as the
+    // contract's option A would (three retries, no budget), then within the retry budget.
+    let option_a_queue = temp_queue("option_a");
+    let (option_a, told) = run_day(&game::Options {
+        retry: RetryMode::OptionA,
+        queue_path: option_a_queue.0.clone(),
+        ..options.clone()
+    })
+    .await;
+    check_day(&option_a, &told, "option_a_picture");
+    let budget_queue = temp_queue("budget");
+    let (budgeted, told) = run_day(&game::Options {
+        retry: RetryMode::Budget,
+        queue_path: budget_queue.0.clone(),
+        ..options.clone()
+    })
+    .await;
+    check_day(&budgeted, &told, "budget_picture");
+    check_storm(&option_a, &budgeted);
+}
+
+/// Holds the retried days to what they can show: option A retried without a budget, the
+/// budgeted run's retries stayed within what the budget allows over the run and the budget
+/// refused some, the bureau received no request that was not a first attempt or a retry, and
+/// its mean rate in the brownout stayed within the budget's ratio and floor over the rate
+/// offered. With the breaker and the bulkhead in place, option A does not raise the bureau's
+/// rate above the rate offered either (`check_day` holds every run under it): the bulkhead caps
+/// the requests a hanging bureau holds, and the retried failures open the breaker sooner, whose
+/// refusals are never retried (docs/GAME_DAY.md, "The retry storm").
+fn check_storm(option_a: &Report, budgeted: &Report) {
+    let a = option_a.retry.as_ref().expect("option A retried");
+    let b = budgeted.retry.as_ref().expect("the budget run retried");
+    assert_eq!(a.budget, None, "option A runs without a budget");
+    assert_eq!(a.refused_by_budget, 0);
+    assert!(a.retries > 0, "option A retried nothing: {option_a}");
+    let (ratio, window, floor) = b.budget.expect("the budget is on");
+    // The budget allows, in any `window`, retries up to `ratio` x the calls in it plus `floor`
+    // a second. Cut the run into windows: the sliding window at each one's last retry covers
+    // all its retries and only calls from it and the window before, so over the run the
+    // retries are at most 2 x ratio x the calls, plus the floor's share in every window. (The
+    // calls are at most the applications sent.)
+    let windows = (budgeted.ended.as_secs_f64() / window.as_secs_f64()).ceil();
+    let bound =
+        2.0 * ratio * budgeted.requests as f64 + windows * f64::from(floor) * window.as_secs_f64();
+    assert!(
+        (b.retries as f64) <= bound,
+        "the budget allowed {} retries, more than {bound:.0}: {budgeted}",
+        b.retries
+    );
+    // Option A's retries come in a burst at the start of the brownout, more than one window's
+    // allowance: with the budget some are refused.
+    assert!(
+        b.refused_by_budget > 0,
+        "the budget refused no retry: {budgeted}"
+    );
+    for report in [option_a, budgeted] {
+        let retries = report.retry.as_ref().map_or(0, |r| r.retries);
+        assert!(report.bureau_hits <= report.requests + retries, "{report}");
+    }
+    let storm = budgeted.brownout_rates();
+    assert!(
+        storm.bureau_mean <= storm.offered_mean * (1.0 + ratio) + f64::from(floor),
+        "the bureau's rate in the brownout beyond the budget's: {storm:?}"
+    );
 }
 
 /// The client's request on its own (no breaker, so no global registry), against a bureau that

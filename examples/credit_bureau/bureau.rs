@@ -3,7 +3,7 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -142,6 +142,32 @@ struct Shared {
     start: Instant,
     hits: AtomicU64,
     abandoned: AtomicU64,
+    per_second: PerSecond,
+}
+
+/// Requests received, counted per second of the script (one counter per `width`, the last
+/// one also counting anything later), so the bureau's request rate can be set beside the rate
+/// the loan service was offered. Allocated up front: its size is fixed by the script's length.
+#[derive(Debug)]
+struct PerSecond {
+    width: Duration,
+    counts: Box<[AtomicU32]>,
+}
+
+impl PerSecond {
+    fn new(width: Duration, span: Duration) -> PerSecond {
+        let count = (span.as_secs_f64() / width.as_secs_f64()).ceil().max(1.0) as usize;
+        PerSecond {
+            width,
+            counts: (0..count).map(|_| AtomicU32::new(0)).collect(),
+        }
+    }
+
+    fn count(&self, elapsed: Duration) {
+        let index = (elapsed.as_secs_f64() / self.width.as_secs_f64()) as usize;
+        let last = self.counts.len() - 1;
+        self.counts[index.min(last)].fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 /// The running simulator.
@@ -155,8 +181,14 @@ pub(crate) struct Bureau {
 
 impl Bureau {
     /// Binds 127.0.0.1 on a free port and serves `script`, timed from `start`, on the current
-    /// Tokio runtime.
-    pub(crate) async fn start(script: Arc<Script>, start: Instant) -> io::Result<Bureau> {
+    /// Tokio runtime, counting the requests it receives per `width` (one second of the script)
+    /// over `span` (anything later in the last count).
+    pub(crate) async fn start(
+        script: Arc<Script>,
+        start: Instant,
+        width: Duration,
+        span: Duration,
+    ) -> io::Result<Bureau> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
@@ -164,6 +196,7 @@ impl Bureau {
             start,
             hits: AtomicU64::new(0),
             abandoned: AtomicU64::new(0),
+            per_second: PerSecond::new(width, span),
         });
         let app = Router::new()
             .route("/v2/credit-reports/{tax_id}", get(credit_report))
@@ -199,12 +232,15 @@ impl Bureau {
         Ok(Served {
             hits: self.shared.hits.load(Ordering::SeqCst),
             abandoned: self.shared.abandoned.load(Ordering::SeqCst),
+            per_second: (self.shared.per_second.counts.iter())
+                .map(|n| n.load(Ordering::SeqCst))
+                .collect(),
         })
     }
 }
 
 /// What the bureau served, once it has stopped.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Served {
     /// `GET /v2/credit-reports/...` requests received.
     pub(crate) hits: u64,
@@ -213,6 +249,8 @@ pub(crate) struct Served {
     /// cancels closes its connection, so a timed-out call that reached the bureau is counted
     /// here.
     pub(crate) abandoned: u64,
+    /// The requests received in each second of the script, the first starting at the start.
+    pub(crate) per_second: Vec<u32>,
 }
 
 /// Counts the request as abandoned if it is dropped before [`Unanswered::answered`].
@@ -242,6 +280,7 @@ async fn credit_report(
     tax_id: Result<Path<String>, PathRejection>,
 ) -> Response {
     bureau.hits.fetch_add(1, Ordering::SeqCst);
+    bureau.per_second.count(bureau.start.elapsed());
     // A segment that is not UTF-8 once percent-decoded is a malformed tax id too.
     let Ok(Path(tax_id)) = tax_id else {
         return error(StatusCode::BAD_REQUEST, "malformed tax id");

@@ -19,13 +19,16 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use breaker::{ConfigError, EventKind, LoadError, Registry, State};
+use breaker::{ConfigError, EventKind, LoadError, Registry, RetryEventKind, State};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::MissedTickBehavior;
 
 use bureau::{Behaviour, Bureau, Script};
-use loan::{lock, Application, CreditCheck, Decision, FallbackCause, BREAKER, BULKHEAD};
+use loan::{
+    lock, Application, CreditCheck, Decision, FallbackCause, BREAKER, BULKHEAD, RETRY,
+    RETRY_OPTION_A,
+};
 use queue::ReviewQueue;
 
 /// examples/credit_bureau.toml, wherever the command runs from.
@@ -54,9 +57,52 @@ impl fmt::Display for SetupError {
     }
 }
 
-/// The registry for the game day: the breaker and the bulkhead `credit_bureau_cb` from the TOML
-/// file, with every duration multiplied by `scale`, and the bulkhead's `max-concurrent-calls`
-/// too, rounded up.
+/// How the loan service retries its calls to the bureau (`--retry`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RetryMode {
+    /// No retry: the game day as it has always run (the default, so earlier runs stay
+    /// reproducible).
+    None,
+    /// The contract's rejected option A: the file's retry (three retries) without a budget.
+    OptionA,
+    /// The file's retry with its budget.
+    Budget,
+}
+
+impl RetryMode {
+    /// Every mode, in the order `--retry` lists them.
+    pub(crate) const ALL: [RetryMode; 3] = [RetryMode::None, RetryMode::OptionA, RetryMode::Budget];
+
+    /// Its `--retry` value.
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            RetryMode::None => "none",
+            RetryMode::OptionA => "option-a",
+            RetryMode::Budget => "budget",
+        }
+    }
+
+    /// The retry its calls go through: [`RETRY`] with the file's budget, [`RETRY_OPTION_A`]
+    /// without one.
+    pub(crate) fn retry_name(self) -> Option<&'static str> {
+        match self {
+            RetryMode::None => None,
+            RetryMode::OptionA => Some(RETRY_OPTION_A),
+            RetryMode::Budget => Some(RETRY),
+        }
+    }
+
+    /// The mode a `--retry` value names, if any.
+    pub(crate) fn parse(value: &str) -> Option<RetryMode> {
+        RetryMode::ALL.into_iter().find(|mode| mode.key() == value)
+    }
+}
+
+/// The registry for the game day: the breaker, the bulkhead and the retry `credit_bureau_cb`
+/// from the TOML file, with every duration multiplied by `scale`, and the bulkhead's
+/// `max-concurrent-calls` too, rounded up; and the retry [`RETRY_OPTION_A`], the file's retry
+/// without its budget. Both retries are always there, so one registry serves every
+/// [`RetryMode`] (a test runs them all in one process, on the one global registry).
 ///
 /// One file, scaled in code, rather than a second "compressed" file: the two runs then differ
 /// only in time, never in a threshold someone forgot to copy. The bulkhead's limit scales with
@@ -64,6 +110,10 @@ impl fmt::Display for SetupError {
 /// rate times the bureau's latency, and a compressed run keeps the rate and divides the
 /// latency by 100 (120 places become 2). The worker pool is not scaled: it is the loan
 /// service's, and its numbers mean something only in real time (docs/GAME_DAY.md).
+///
+/// The retry's waits scale like every duration; its `budget-window` too, but never below the
+/// key's 1 s minimum; its `budget-min-retries-per-second` is a rate, like the applications a
+/// second, which a compressed run keeps.
 pub(crate) fn load_registry(path: &Path, scale: f64) -> Result<Registry, SetupError> {
     let mut builder = Registry::builder();
     for kind in loan::error_kinds() {
@@ -89,9 +139,33 @@ pub(crate) fn load_registry(path: &Path, scale: f64) -> Result<Registry, SetupEr
         .max_wait_duration(bulkhead.max_wait_duration().mul_f64(scale))
         .build()
         .map_err(SetupError::Config)?;
+    let retry_config = file.retry_config_for(RETRY);
+    let scaled_retry = retry_config
+        .to_builder()
+        .wait_duration(retry_config.wait_duration().mul_f64(scale))
+        .exponential_max_wait_duration(
+            retry_config
+                .exponential_max_wait_duration()
+                .map(|d| d.mul_f64(scale)),
+        )
+        .budget_window(
+            retry_config
+                .budget_window()
+                .mul_f64(scale)
+                .max(Duration::from_secs(1)),
+        )
+        .build()
+        .map_err(SetupError::Config)?;
+    let option_a = scaled_retry
+        .to_builder()
+        .budget_enabled(false)
+        .build()
+        .map_err(SetupError::Config)?;
     Ok(Registry::builder()
         .instance(BREAKER, scaled)
         .bulkhead_instance(BULKHEAD, scaled_bulkhead)
+        .retry_instance(RETRY, scaled_retry)
+        .retry_instance(RETRY_OPTION_A, option_a)
         .build())
 }
 
@@ -106,6 +180,8 @@ pub(crate) struct Options {
     pub(crate) workers: usize,
     /// Whether the bureau's calls go through the bulkhead (`--no-bulkhead`: not).
     pub(crate) bulkhead: bool,
+    /// Whether they are retried, and with or without the budget (`--retry`).
+    pub(crate) retry: RetryMode,
     /// The manual-review queue file.
     pub(crate) queue_path: PathBuf,
 }
@@ -134,6 +210,26 @@ pub(crate) struct BulkheadSetting {
     pub(crate) max_wait_duration: Duration,
 }
 
+/// The retry a run's calls went through, as configured (scaled), and what it did.
+#[derive(Clone, Debug)]
+pub(crate) struct RetrySetting {
+    /// Its name.
+    pub(crate) name: String,
+    /// `--retry`.
+    pub(crate) mode: RetryMode,
+    /// `max-attempts`: attempts in all, the first included.
+    pub(crate) max_attempts: u32,
+    /// `wait-duration`: the wait before each retry.
+    pub(crate) wait: Duration,
+    /// The budget's `budget-ratio`, `budget-window` and `budget-min-retries-per-second`, if
+    /// the budget is on.
+    pub(crate) budget: Option<(f64, Duration, u32)>,
+    /// Retries made (the retry's RETRY events).
+    pub(crate) retries: u64,
+    /// Retries the budget refused (the retry's BUDGET_EXHAUSTED events).
+    pub(crate) refused_by_budget: u64,
+}
+
 /// What the game day measured.
 #[derive(Clone, Debug)]
 pub(crate) struct Report {
@@ -147,6 +243,8 @@ pub(crate) struct Report {
     pub(crate) workers: usize,
     /// The bulkhead the calls went through, if any.
     pub(crate) bulkhead: Option<BulkheadSetting>,
+    /// The retry the calls went through, if any.
+    pub(crate) retry: Option<RetrySetting>,
     /// When the run started, on the wall clock (for the picture's title).
     pub(crate) started: SystemTime,
     /// How long the run took, on its own clock: until the last application was answered.
@@ -255,6 +353,30 @@ impl Report {
             .any(|t| t.to == State::Open && t.at < self.brownout_start)
     }
 
+    /// The bureau's request rate beside the rate the loan service was offered, over the
+    /// seconds of the timeline that lie wholly inside the brownout.
+    pub(crate) fn brownout_rates(&self) -> BrownoutRates {
+        let width = self.timeline.width().as_secs_f64();
+        let first = (self.brownout_start.as_secs_f64() / width).ceil() as usize;
+        let end = (self.brownout_end.as_secs_f64() / width).floor() as usize;
+        let buckets = self.timeline.buckets();
+        let inside = &buckets[first.min(buckets.len())..end.min(buckets.len())];
+        let per_second = |n: u32| f64::from(n) / width;
+        let mean = |of: fn(&Bucket) -> u32| {
+            let sum: f64 = inside.iter().map(|b| f64::from(of(b))).sum();
+            sum / (inside.len().max(1) as f64 * width)
+        };
+        let peak =
+            |of: fn(&Bucket) -> u32| inside.iter().map(|b| per_second(of(b))).fold(0.0, f64::max);
+        BrownoutRates {
+            seconds: inside.len(),
+            offered_mean: mean(|b| b.sent),
+            offered_peak: peak(|b| b.sent),
+            bureau_mean: mean(|b| b.bureau_hits),
+            bureau_peak: peak(|b| b.bureau_hits),
+        }
+    }
+
     /// The `p`-th percentile (0..=100) of the fail-fast latencies.
     pub(crate) fn fail_fast_percentile(&self, p: f64) -> Option<Duration> {
         let n = self.fail_fast.len();
@@ -263,6 +385,44 @@ impl Report {
         }
         let rank = ((p / 100.0) * n as f64).ceil() as usize;
         self.fail_fast.get(rank.clamp(1, n) - 1).copied()
+    }
+}
+
+/// The bureau's request rate during the brownout beside the rate of applications offered to
+/// the loan service, per second of the run's own clock (compressed runs keep the rate, so
+/// their figures read like the real-time run's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct BrownoutRates {
+    /// The seconds of the script counted (those wholly inside the brownout).
+    pub(crate) seconds: usize,
+    /// Applications offered per second, on average.
+    pub(crate) offered_mean: f64,
+    /// Applications offered in the busiest second.
+    pub(crate) offered_peak: f64,
+    /// Requests the bureau received per second, on average (every attempt counts).
+    pub(crate) bureau_mean: f64,
+    /// Requests the bureau received in its busiest second.
+    pub(crate) bureau_peak: f64,
+}
+
+impl BrownoutRates {
+    /// The bureau's mean rate over the offered mean rate (0 when nothing was offered).
+    pub(crate) fn mean_ratio(&self) -> f64 {
+        ratio(self.bureau_mean, self.offered_mean)
+    }
+
+    /// The bureau's peak second over the offered mean rate (0 when nothing was offered).
+    pub(crate) fn peak_ratio(&self) -> f64 {
+        ratio(self.bureau_peak, self.offered_mean)
+    }
+}
+
+/// `a / b`, or 0 when `b` is 0.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
     }
 }
 
@@ -305,6 +465,31 @@ impl fmt::Display for Report {
                 b.max_wait_duration.as_secs_f64() * 1000.0
             )?,
             None => writeln!(f, "bulkhead:                 none (--no-bulkhead)")?,
+        }
+        match &self.retry {
+            Some(r) => {
+                let budget = r.budget.map_or_else(
+                    || "no budget".to_owned(),
+                    |(ratio, window, floor)| {
+                        format!(
+                            "budget {ratio} x calls over {:.0} ms + {floor}/s",
+                            window.as_secs_f64() * 1000.0
+                        )
+                    },
+                );
+                writeln!(
+                    f,
+                    "retry:                    {} (--retry {}), max-attempts {}, wait {:.0} ms, {budget}; \
+                     {} retries made, {} refused by the budget",
+                    r.name,
+                    r.mode.key(),
+                    r.max_attempts,
+                    r.wait.as_secs_f64() * 1000.0,
+                    r.retries,
+                    r.refused_by_budget
+                )?
+            }
+            None => writeln!(f, "retry:                    none (--retry none)")?,
         }
         writeln!(f, "applications sent:        {}", self.requests)?;
         writeln!(f, "  bureau answer (200):    {}", self.bureau_answers)?;
@@ -384,6 +569,19 @@ impl fmt::Display for Report {
             f,
             "bureau requests received: {} (the client hung up on {} before the answer)",
             self.bureau_hits, self.bureau_abandoned
+        )?;
+        let storm = self.brownout_rates();
+        writeln!(
+            f,
+            "bureau rate in brownout:  peak {:.0}/s ({:.2} x offered), mean {:.1}/s ({:.2} x \
+             offered {:.1}/s; offered peak {:.0}/s), over {} s of script",
+            storm.bureau_peak,
+            storm.peak_ratio(),
+            storm.bureau_mean,
+            storm.mean_ratio(),
+            storm.offered_mean,
+            storm.offered_peak,
+            storm.seconds
         )?;
         writeln!(
             f,
@@ -595,6 +793,8 @@ pub(crate) struct Bucket {
     pub(crate) fallbacks: [u32; FallbackCause::ALL.len()],
     /// Applications sent in this bucket that found no free worker.
     pub(crate) no_worker: u32,
+    /// Requests the bureau received in this bucket (every attempt of a retried call is one).
+    pub(crate) bureau_hits: u32,
     /// The most workers busy at once in this bucket, as seen when each application arrived.
     pub(crate) most_busy: u32,
     /// The most requests to the bureau under way at once in this bucket (workers the bureau
@@ -611,6 +811,7 @@ impl Bucket {
             answers: [0; Outcome::ALL.len()],
             fallbacks: [0; FallbackCause::ALL.len()],
             no_worker: 0,
+            bureau_hits: 0,
             most_busy: 0,
             most_held: 0,
             latency: Histogram::new(),
@@ -628,6 +829,7 @@ impl Bucket {
             *sum = sum.saturating_add(n);
         }
         self.no_worker = self.no_worker.saturating_add(other.no_worker);
+        self.bureau_hits = self.bureau_hits.saturating_add(other.bureau_hits);
         self.most_busy = self.most_busy.max(other.most_busy);
         self.most_held = self.most_held.max(other.most_held);
         self.latency.merge(&other.latency);
@@ -739,6 +941,7 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let bulkhead = options
         .bulkhead
         .then(|| Registry::global().bulkhead(BULKHEAD));
+    let retry = (options.retry.retry_name()).map(|name| Registry::global().retry(name));
     let timeout = breaker
         .config()
         .timeout_duration()
@@ -747,14 +950,12 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let total = script.total();
     // One bucket per second of the script, covering the script and the longest a call can
     // outlast it (reqwest's backstop, twice the timeout).
-    let timeline = Arc::new(Mutex::new(Timeline::new(
-        Duration::from_secs_f64(options.scale),
-        total + timeout * 2,
-    )));
+    let (second, span) = (Duration::from_secs_f64(options.scale), total + timeout * 2);
+    let timeline = Arc::new(Mutex::new(Timeline::new(second, span)));
     let initial_state = breaker.state();
     let started = SystemTime::now();
     let start = Instant::now();
-    let bureau = Bureau::start(script.clone(), start).await?;
+    let bureau = Bureau::start(script.clone(), start, second, span).await?;
     let fallback_timeline = timeline.clone();
     let check = Arc::new(
         CreditCheck::new(
@@ -763,6 +964,7 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
             ReviewQueue::open(&options.queue_path)?,
         )?
         .with_bulkhead(options.bulkhead)
+        .with_retry(options.retry.retry_name())
         // Each fallback in the bucket it started in: when the breaker or the bulkhead refused
         // the call, the timeout cancelled it or it failed.
         .on_fallback(move |cause| {
@@ -812,6 +1014,21 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
             }
         })
     };
+
+    // The retries made and those the budget refused, as the retry's event stream tells them.
+    let retried = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
+    let retry_subscription = retry.as_ref().map(|retry| {
+        let retried = retried.clone();
+        retry.subscribe(move |event| match event.kind() {
+            RetryEventKind::Retry { .. } => {
+                retried.0.fetch_add(1, Ordering::SeqCst);
+            }
+            RetryEventKind::BudgetExhausted => {
+                retried.1.fetch_add(1, Ordering::SeqCst);
+            }
+            _ => {}
+        })
+    });
 
     // The load: `rate` applications a second, each on one of `workers` workers.
     let workers = Arc::new(Semaphore::new(options.workers));
@@ -913,6 +1130,7 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     }
     let end = start.elapsed();
     drop(subscription);
+    drop(retry_subscription);
     let served = bureau.stop().await?;
 
     let stats = check.stats();
@@ -941,7 +1159,11 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         .position(|p| p.bureau == Behaviour::Hanging);
     let brownout_start = script.first_start_of(Behaviour::Hanging).unwrap_or(total);
     let brownout_end = brownout.map_or(total, |i| brownout_start + script.phases[i].length);
-    let timeline = lock(&timeline).clone();
+    let mut timeline = lock(&timeline).clone();
+    // The bureau counted with the same width from the same start: bucket for bucket.
+    for (bucket, hits) in timeline.buckets.iter_mut().zip(&served.per_second) {
+        bucket.bureau_hits = *hits;
+    }
 
     Ok(Report {
         breaker_name: breaker.name().to_owned(),
@@ -954,6 +1176,24 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
                 name: bulkhead.name().to_owned(),
                 max_concurrent_calls: config.max_concurrent_calls(),
                 max_wait_duration: config.max_wait_duration(),
+            }
+        }),
+        retry: retry.map(|retry| {
+            let config = retry.config();
+            RetrySetting {
+                name: retry.name().to_owned(),
+                mode: options.retry,
+                max_attempts: config.max_attempts(),
+                wait: config.wait_duration(),
+                budget: config.budget_enabled().then(|| {
+                    (
+                        config.budget_ratio(),
+                        config.budget_window(),
+                        config.budget_min_retries_per_second(),
+                    )
+                }),
+                retries: retried.0.load(Ordering::SeqCst),
+                refused_by_budget: retried.1.load(Ordering::SeqCst),
             }
         }),
         started,

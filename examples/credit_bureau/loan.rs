@@ -1,6 +1,6 @@
-//! The loan service's side: the bureau client behind `#[circuit_breaker]` and `#[bulkhead]`, the
-//! contract's fallback (a recent cached score, else the durable manual-review queue) and the
-//! score cache.
+//! The loan service's side: the bureau client behind `#[circuit_breaker]` and `#[bulkhead]`
+//! (and, for `--retry`, a retry around them), the contract's fallback (a recent cached score,
+//! else the durable manual-review queue) and the score cache.
 
 use std::collections::{HashMap, HashSet};
 use std::error::Error as _;
@@ -11,7 +11,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use breaker::{bulkhead, circuit_breaker, CallError, ErrorKind, Registry};
+use breaker::{
+    bulkhead, circuit_breaker, BulkheadFull, CallError, CallNotPermitted, CallTimedOut, Classifier,
+    ErrorKind, Registry,
+};
 use reqwest::header::ACCEPT;
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
@@ -24,6 +27,15 @@ pub(crate) const BREAKER: &str = "credit_bureau_cb";
 /// The bulkhead's name, in the attribute and in examples/credit_bureau.toml: the breaker's, as
 /// a Spring service names one backend alike in every Resilience4j module.
 pub(crate) const BULKHEAD: &str = "credit_bureau_cb";
+
+/// The retry's name, in examples/credit_bureau.toml: the breaker's, as for the bulkhead. The
+/// game day's `--retry budget` runs it as the file has it, with its budget.
+pub(crate) const RETRY: &str = "credit_bureau_cb";
+
+/// The same retry without its budget, made in code from the file's (game.rs's
+/// `load_registry`): the contract's rejected option A, "timeouts plus three retries"
+/// (`--retry option-a`).
+pub(crate) const RETRY_OPTION_A: &str = "credit_bureau_option_a";
 
 /// A cached score is used only if it is younger than this (docs/CREDIT_BUREAU.md §6: < 30 days).
 pub(crate) const CACHE_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
@@ -41,6 +53,44 @@ pub(crate) enum BureauError {
     Connect(String),
     /// The exchange broke off, or the answer was not the JSON credit report we expect.
     Protocol(String),
+    /// The breaker refused one attempt of a retried call (the attribute's way of returning
+    /// `CallError::Rejected` without a fallback).
+    Refused(CallNotPermitted),
+    /// The breaker's `timeout-duration` cancelled one attempt of a retried call.
+    TimedOut(CallTimedOut),
+    /// The bulkhead refused one attempt of a retried call.
+    BulkheadFull(BulkheadFull),
+}
+
+impl From<CallNotPermitted> for BureauError {
+    fn from(refused: CallNotPermitted) -> Self {
+        BureauError::Refused(refused)
+    }
+}
+
+impl From<CallTimedOut> for BureauError {
+    fn from(timed_out: CallTimedOut) -> Self {
+        BureauError::TimedOut(timed_out)
+    }
+}
+
+impl From<BulkheadFull> for BureauError {
+    fn from(full: BulkheadFull) -> Self {
+        BureauError::BulkheadFull(full)
+    }
+}
+
+impl BureauError {
+    /// The error as the fallback takes it: an attempt the breaker or the bulkhead refused, or
+    /// the timeout cancelled, as the guard's own [`CallError`] variant.
+    fn into_call_error(self) -> CallError<BureauError> {
+        match self {
+            BureauError::Refused(refused) => CallError::Rejected(refused),
+            BureauError::TimedOut(timed_out) => CallError::TimedOut(timed_out),
+            BureauError::BulkheadFull(full) => CallError::BulkheadFull(full),
+            other => CallError::Inner(other),
+        }
+    }
 }
 
 impl fmt::Display for BureauError {
@@ -50,6 +100,9 @@ impl fmt::Display for BureauError {
             BureauError::SocketTimeout => write!(f, "the bureau client timed out"),
             BureauError::Connect(e) => write!(f, "cannot connect to the bureau: {e}"),
             BureauError::Protocol(e) => write!(f, "bad answer from the bureau: {e}"),
+            BureauError::Refused(e) => e.fmt(f),
+            BureauError::TimedOut(e) => e.fmt(f),
+            BureauError::BulkheadFull(e) => e.fmt(f),
         }
     }
 }
@@ -226,6 +279,8 @@ pub(crate) struct CreditCheck {
     reports: Url,
     /// Whether the calls go through the bulkhead as well as the breaker.
     bulkhead: bool,
+    /// The retry around the breaker, if the calls are retried.
+    retry: Option<&'static str>,
     cache: ScoreCache,
     queue: Arc<ReviewQueue>,
     stats: ClientStats,
@@ -256,6 +311,7 @@ impl CreditCheck {
             http,
             reports,
             bulkhead: true,
+            retry: None,
             cache: ScoreCache::default(),
             queue: Arc::new(queue),
             stats: ClientStats::default(),
@@ -267,6 +323,14 @@ impl CreditCheck {
     /// `false` for the game day's run without one (`--no-bulkhead`).
     pub(crate) fn with_bulkhead(mut self, bulkhead: bool) -> Self {
         self.bulkhead = bulkhead;
+        self
+    }
+
+    /// Retries [`Self::check`]'s calls with the registry's retry `name` (the game day's
+    /// `--retry`), around the breaker and the bulkhead; `None` (the default): no retry. The
+    /// retried calls always go through the bulkhead.
+    pub(crate) fn with_retry(mut self, name: Option<&'static str>) -> Self {
+        self.retry = name;
         self
     }
 
@@ -299,11 +363,50 @@ impl CreditCheck {
     /// `Err(BureauError::Status(4xx))` (ignored by the breaker); everything else that is not a
     /// bureau answer becomes a cached score or a queued application in [`Self::degrade`].
     pub(crate) async fn check(&self, app: &Application) -> Result<Decision, BureauError> {
-        if self.bulkhead {
-            self.credit_report(app).await
-        } else {
-            self.credit_report_without_bulkhead(app).await
+        match self.retry {
+            Some(retry) => self.credit_report_retried(retry, app).await,
+            None if self.bulkhead => self.credit_report(app).await,
+            None => self.credit_report_without_bulkhead(app).await,
         }
+    }
+
+    /// The call retried, in Spring's order: Retry(CircuitBreaker(Bulkhead(call))), with the
+    /// one fallback outside the retry, so that it sees the call's end after every attempt (a
+    /// fallback inside would answer the first failure and leave nothing to retry).
+    ///
+    /// Each attempt goes through the breaker and the bulkhead afresh ([`Self::attempt`]). A
+    /// timeout, a 5xx, a socket error and a bulkhead's refusal are retried; a 4xx is not (the
+    /// retry's `ignore-exceptions` in examples/credit_bureau.toml), nor is the breaker's
+    /// refusal: an OPEN breaker says to stop calling, and a retry would only ask it again.
+    async fn credit_report_retried(
+        &self,
+        retry: &str,
+        app: &Application,
+    ) -> Result<Decision, BureauError> {
+        let not_retried =
+            Classifier::new().ignore(|e: &BureauError| matches!(e, BureauError::Refused(_)));
+        let ended = Registry::global()
+            .retry(retry)
+            .call_with(&not_retried, || self.attempt(app))
+            .await;
+        match ended {
+            Ok(decision) => Ok(decision),
+            Err(CallError::Inner(e)) => self.degrade(app, e.into_call_error()).await,
+            Err(other) => self.degrade(app, other).await,
+        }
+    }
+
+    /// One attempt of a retried call: the breaker around the bulkhead, as [`Self::credit_report`]
+    /// but without its fallback (the retry's caller has it), so a refusal or a timeout comes
+    /// back as a [`BureauError`] the retry can tell apart.
+    #[circuit_breaker(
+        name = "credit_bureau_cb",
+        record = recorded_by_config,
+        ignore = ignored_by_config
+    )]
+    #[bulkhead(name = "credit_bureau_cb")]
+    async fn attempt(&self, app: &Application) -> Result<Decision, BureauError> {
+        self.ask_bureau(app).await
     }
 
     /// `GET /v2/credit-reports/{tax_id}` through the breaker and, inside it, the bulkhead

@@ -10,7 +10,16 @@
 //! cargo run --example credit_bureau -- --compressed   # every duration / 100: about 3 s
 //! cargo run --example credit_bureau                   # real time: 260 s
 //! cargo run --example credit_bureau -- --no-bulkhead  # the same day, breaker alone
+//! cargo run --example credit_bureau -- --retry option-a   # retried: three retries, no budget
+//! cargo run --example credit_bureau -- --retry budget     # retried within the retry budget
 //! ```
+//!
+//! `--retry` puts a retry around the breaker and the bulkhead (Spring's order, the fallback
+//! outside it): `option-a` is the contract's rejected option A, "timeouts plus three retries",
+//! and `budget` the same retries within the retry budget of examples/credit_bureau.toml;
+//! `none`, the default, runs the day as it has always run. The report sets the bureau's
+//! request rate during the brownout beside the rate of applications offered, for the retry
+//! storm (docs/GAME_DAY.md).
 //!
 //! The configuration is examples/credit_bureau.toml (`--config PATH` for another file); the
 //! manual-review queue is written to a fresh file in the temp dir (`--queue PATH` to choose),
@@ -40,11 +49,19 @@ fn main() {
     let mut html = PathBuf::from(game::picture::DEFAULT_FILE);
     let mut rate = 220;
     let mut bulkhead = true;
+    let mut retry = game::RetryMode::None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--compressed" => compressed = true,
             "--no-bulkhead" => bulkhead = false,
+            "--retry" => match args.next().as_deref().and_then(game::RetryMode::parse) {
+                Some(mode) => retry = mode,
+                None => {
+                    eprintln!("--retry needs one of: none, option-a, budget");
+                    exit(2);
+                }
+            },
             "--rate" => match args.next().and_then(|v| v.parse::<u32>().ok()) {
                 Some(r) if r > 0 => rate = r,
                 _ => {
@@ -64,10 +81,18 @@ fn main() {
                 }
             }
             other => {
-                eprintln!("unknown argument `{other}`; expected --compressed, --no-bulkhead, --rate N, --config PATH, --queue PATH, --html PATH");
+                eprintln!("unknown argument `{other}`; expected --compressed, --no-bulkhead, --retry MODE, --rate N, --config PATH, --queue PATH, --html PATH");
                 exit(2);
             }
         }
+    }
+    if !bulkhead && retry != game::RetryMode::None {
+        // The retried call is written once, around the breaker and the bulkhead.
+        eprintln!(
+            "--retry {} runs with the bulkhead: drop --no-bulkhead",
+            retry.key()
+        );
+        exit(2);
     }
     let scale = if compressed {
         game::COMPRESSED_SCALE
@@ -99,6 +124,7 @@ fn main() {
         rate,
         workers: 200,
         bulkhead,
+        retry,
         queue_path: queue_path.clone(),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

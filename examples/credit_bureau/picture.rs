@@ -116,8 +116,9 @@ struct Column {
     counts: Bucket,
 }
 
-/// The fallback's causes, drawn as lines: the text report's names, the column's count, colour
-/// and dash pattern, and a data-attribute key.
+/// The lines over the stacked answers (the fallback's causes, the applications that found no
+/// free worker and the requests the bureau received): the text report's names, the column's
+/// count, colour and dash pattern, and a data-attribute key.
 type Cause = (
     &'static str,
     fn(&Column) -> u64,
@@ -131,7 +132,7 @@ fn fallbacks(c: &Column, cause: FallbackCause) -> u64 {
     u64::from(c.counts.fallbacks[cause as usize])
 }
 
-const CAUSES: [Cause; 5] = [
+const CAUSES: [Cause; 6] = [
     (
         "refused by OPEN/HALF_OPEN",
         |c| fallbacks(c, FallbackCause::Refused),
@@ -166,6 +167,15 @@ const CAUSES: [Cause; 5] = [
         "#000000",
         "2 2",
         "no-worker",
+    ),
+    // Not a fallback: the bureau's own count of the requests it received (every retry is
+    // one), to read against the applications sent (the stack's height).
+    (
+        "requests the bureau received",
+        |c| u64::from(c.counts.bureau_hits),
+        "#00897b",
+        "1 3",
+        "bureau-hits",
     ),
 ];
 
@@ -372,10 +382,23 @@ fn title(out: &mut String, report: &Report, frame: &Frame, per: usize) {
             frame.unit.show(width)
         )
     };
+    let retried = report.retry.as_ref().map_or_else(String::new, |r| {
+        let budget = match r.budget {
+            Some(_) => format!("; {} refused by the budget", thousands(r.refused_by_budget)),
+            None => ", no budget".to_owned(),
+        };
+        format!(
+            " Retry {} (--retry {}): {} retries made{budget}.",
+            r.name,
+            r.mode.key(),
+            thousands(r.retries)
+        )
+    });
     let notes = [
-        format!("{column}; rates are per second of the run's clock."),
+        format!("{column}; rates are per second of the run's clock.{retried}"),
         "Answers are counted in the column the application arrived in; the fallback's causes in \
-         the column the fallback started in; workers as each application arrived."
+         the column the fallback started in; the bureau's requests as it received them; workers \
+         as each application arrived."
             .to_owned(),
         "Latency: from the loan service receiving an application to its answer (bureau, cache, \
          queue or 4xx). Hover a column for its numbers."
@@ -904,7 +927,7 @@ fn legend(out: &mut String, report: &Report, columns: &[Column], in_state: &[Dur
         entry(out, &mut y, &swatch, outcome.label(), &thousands(total));
     }
     y += 8.0;
-    header(out, &mut y, "fallback causes (lines; total)");
+    header(out, &mut y, "lines (total)");
     for cause in &CAUSES {
         let total: u64 = columns.iter().map(cause.1).sum();
         let swatch = stroke(y, cause.2, cause.3);
