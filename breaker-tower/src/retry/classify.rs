@@ -1,62 +1,99 @@
 //! [`RetryClassifier`]: which attempts the retry's service sends again.
 
-use breaker_core::{CallError, Classify, Outcome, RetryConfig};
+use std::fmt;
+use std::sync::Arc;
 
-/// The names by which `retry-exceptions` lets a breaker's rejection be retried: Resilience4j's
-/// exception by its simple name and by its class name.
-const CALL_NOT_PERMITTED_NAMES: [&str; 2] = [
-    "CallNotPermittedException",
-    "io.github.resilience4j.circuitbreaker.CallNotPermittedException",
-];
+use breaker_core::{CallError, Classify, ErrorKind, Outcome, RetryConfig};
 
-/// How the retry's service classifies each attempt's result: the layer's classifier `C` (a
-/// `Failure` is retried, an `Ignored` error ends the call, a `Success` ends it), except that a
-/// breaker's rejection ([`CallError::Rejected`]) is never retried unless the retry's
-/// `retry-exceptions` names `CallNotPermittedException`: an OPEN breaker says the dependency
-/// is failing, and asking it again at once only adds load.
+/// How the retry's service classifies each attempt's `Result<T, CallError<E>>`: the layer's
+/// classifier `C` (a `Failure` is retried, an `Ignored` error ends the request, a `Success`
+/// ends it), with the retry's `retry-exceptions` and `ignore-exceptions` applied to the error
+/// inside the [`CallError`] (the inner service's own `E`, or how a guard inside ended the
+/// attempt), and one rule of its own:
 ///
-/// The rejection ends the call as an ignored error (Resilience4j's `IGNORED_ERROR`), and the
-/// caller gets the [`CallError::Rejected`].
-#[derive(Clone, Copy, Debug)]
+/// - a breaker's rejection ([`CallError::Rejected`]) is never retried unless
+///   `retry-exceptions` names `CallNotPermittedException` (and `ignore-exceptions` does not):
+///   an OPEN breaker says the dependency is failing, and asking it again at once only adds the
+///   load it was opened to keep away. It ends the request as an ignored error (Resilience4j's
+///   `IGNORED_ERROR`), and the caller gets the rejection;
+/// - a breaker's timeout and a bulkhead's refusal are retried as any error, unless the kinds
+///   say otherwise (`TimeoutException`, `BulkheadFullException`).
+///
+/// Built by the layer from its classifier and the retry's configuration.
+#[derive(Clone)]
 pub struct RetryClassifier<C> {
     code: C,
-    retry_rejections: bool,
+    retry_exceptions: Arc<[ErrorKind]>,
+    ignore_exceptions: Arc<[ErrorKind]>,
 }
 
 impl<C> RetryClassifier<C> {
-    /// `code`, with rejections retried only when `config`'s `retry-exceptions` names
-    /// `CallNotPermittedException`.
+    /// `code`, under `config`'s `retry-exceptions` and `ignore-exceptions`.
     pub fn new(code: C, config: &RetryConfig) -> Self {
-        let retry_rejections = config
-            .retry_exceptions()
-            .iter()
-            .any(|kind| CALL_NOT_PERMITTED_NAMES.contains(&kind.name()));
         RetryClassifier {
             code,
-            retry_rejections,
+            retry_exceptions: Arc::from(config.retry_exceptions()),
+            ignore_exceptions: Arc::from(config.ignore_exceptions()),
         }
-    }
-
-    /// Whether a breaker's rejection is retried.
-    pub fn retries_rejections(&self) -> bool {
-        self.retry_rejections
     }
 
     /// The layer's own classifier.
     pub fn code(&self) -> &C {
         &self.code
     }
+
+    /// `error` after the configured kinds: an ignored kind ends the request; with a
+    /// `retry-exceptions` list, an error outside it ends the request too.
+    fn kinds<X: 'static>(&self, error: &X, code: Outcome) -> Outcome {
+        if self.ignore_exceptions.iter().any(|kind| kind.matches(error)) {
+            return Outcome::Ignored;
+        }
+        if code != Outcome::Failure || self.retry_exceptions.is_empty() {
+            return code;
+        }
+        if self.retry_exceptions.iter().any(|kind| kind.matches(error)) {
+            Outcome::Failure
+        } else {
+            Outcome::Ignored
+        }
+    }
 }
 
 impl<T, E, C> Classify<T, CallError<E>> for RetryClassifier<C>
 where
+    E: 'static,
     C: Classify<T, CallError<E>>,
 {
-    #[inline]
     fn classify(&self, result: &Result<T, CallError<E>>) -> Outcome {
-        match result {
-            Err(CallError::Rejected(_)) if !self.retry_rejections => Outcome::Ignored,
-            other => self.code.classify(other),
+        let code = self.code.classify(result);
+        let Err(error) = result else {
+            return code;
+        };
+        match error {
+            CallError::Inner(inner) => self.kinds(inner, code),
+            CallError::Rejected(rejected) => {
+                let named = self.retry_exceptions.iter().any(|k| k.matches(rejected));
+                let ignored = self.ignore_exceptions.iter().any(|k| k.matches(rejected));
+                if named && !ignored {
+                    Outcome::Failure
+                } else {
+                    Outcome::Ignored
+                }
+            }
+            CallError::TimedOut(timed_out) => self.kinds(timed_out, code),
+            CallError::BulkheadFull(full) => self.kinds(full, code),
+            // Another retry's end inside this one, or a way of ending a later breaker-core
+            // adds: as the layer's classifier says.
+            _ => code,
         }
+    }
+}
+
+impl<C> fmt::Debug for RetryClassifier<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryClassifier")
+            .field("retry_exceptions", &self.retry_exceptions.len())
+            .field("ignore_exceptions", &self.ignore_exceptions.len())
+            .finish_non_exhaustive()
     }
 }

@@ -161,7 +161,8 @@ where
 {
     let template = ready.clone();
     let mut ready = Some(ready);
-    let make = || {
+    // Owns what it clones from, so that the call's future needs `S: Send`, not `S: Sync`.
+    let make = move || {
         let service = ready.take().ok_or_else(|| template.clone());
         attempt::<S, W, Request>(service, request.clone())
     };
