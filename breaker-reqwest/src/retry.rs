@@ -9,7 +9,7 @@ use reqwest_middleware::{Error, Middleware, Next, Result};
 
 use crate::classify::StatusClassifier;
 use crate::error::rejected;
-use breaker_core::{CallError, Classify, Outcome, Registry, Retry, RetryConfig};
+use breaker_core::{CallError, Classify, ErrorKind, Outcome, Registry, Retry, RetryConfig};
 
 /// The methods replayed by default: the idempotent ones (RFC 9110, section 9.2.2).
 const IDEMPOTENT: [Method; 6] = [
@@ -19,13 +19,6 @@ const IDEMPOTENT: [Method; 6] = [
     Method::PUT,
     Method::DELETE,
     Method::TRACE,
-];
-
-/// The names by which `retry-exceptions` lets a breaker's rejection be retried: Resilience4j's
-/// exception by its simple name and by its class name.
-const CALL_NOT_PERMITTED_NAMES: [&str; 2] = [
-    "CallNotPermittedException",
-    "io.github.resilience4j.circuitbreaker.CallNotPermittedException",
 ];
 
 /// A reqwest-middleware [`Middleware`] that sends a failed request again, as its [`Retry`]
@@ -38,7 +31,6 @@ pub struct RetryMiddleware<C = StatusClassifier> {
     retry: Retry,
     classify: C,
     methods: Arc<[Method]>,
-    retry_rejections: bool,
 }
 
 impl RetryMiddleware {
@@ -46,12 +38,10 @@ impl RetryMiddleware {
     /// DELETE, TRACE) and a body that can be copied, on a 5xx response or an error, as
     /// [`StatusClassifier`] classifies them.
     pub fn new(retry: Retry) -> Self {
-        let retry_rejections = retries_rejections(retry.config());
         RetryMiddleware {
             retry,
             classify: StatusClassifier,
             methods: Arc::new(IDEMPOTENT),
-            retry_rejections,
         }
     }
 
@@ -74,7 +64,6 @@ impl<C> RetryMiddleware<C> {
             retry: self.retry,
             classify,
             methods: self.methods,
-            retry_rejections: self.retry_rejections,
         }
     }
 
@@ -107,28 +96,51 @@ impl<C> RetryMiddleware<C> {
     }
 }
 
-/// Whether `config`'s `retry-exceptions` names Resilience4j's `CallNotPermittedException`.
-fn retries_rejections(config: &RetryConfig) -> bool {
-    config
-        .retry_exceptions()
-        .iter()
-        .any(|kind| CALL_NOT_PERMITTED_NAMES.contains(&kind.name()))
-}
-
-/// The middleware's classifier `code`, with a breaker middleware's rejection (further down the
-/// chain) not retried unless `retry-exceptions` names `CallNotPermittedException`.
+/// How the middleware classifies an attempt: its classifier `code`, under the retry's
+/// configured kinds, which see a breaker middleware's rejection (further down the chain) as the
+/// [`CallNotPermitted`](breaker_core::CallNotPermitted) it holds and any other error as the request's own.
 struct Attempts<'a, C> {
     code: &'a C,
-    retry_rejections: bool,
+    config: &'a RetryConfig,
+}
+
+impl<C> Attempts<'_, C> {
+    /// `error` after the configured kinds: an ignored kind ends the request; with a
+    /// `retry-exceptions` list, an error outside it ends the request too.
+    fn kinds<X: 'static>(&self, error: &X, code: Outcome) -> Outcome {
+        let listed = |kinds: &[ErrorKind]| kinds.iter().any(|kind| kind.matches(error));
+        if listed(self.config.ignore_exceptions()) {
+            return Outcome::Ignored;
+        }
+        let retry = self.config.retry_exceptions();
+        if code != Outcome::Failure || retry.is_empty() || listed(retry) {
+            return code;
+        }
+        Outcome::Ignored
+    }
 }
 
 impl<C: Classify<Response, Error>> Classify<Response, Error> for Attempts<'_, C> {
-    #[inline]
     fn classify(&self, result: &std::result::Result<Response, Error>) -> Outcome {
-        match result {
-            Err(error) if !self.retry_rejections && rejected(error).is_some() => Outcome::Ignored,
-            other => self.code.classify(other),
+        let code = self.code.classify(result);
+        let Err(error) = result else {
+            return code;
+        };
+        match rejected(error) {
+            // Never retried unless `retry-exceptions` names it: the breaker is OPEN, and
+            // asking again at once only adds the load it was opened to keep away.
+            Some(rejected) => match self.kinds(rejected, Outcome::Failure) {
+                Outcome::Failure if !self.config.retry_exceptions().is_empty() => Outcome::Failure,
+                _ => Outcome::Ignored,
+            },
+            None => self.kinds(error, code),
         }
+    }
+
+    /// The kinds were applied above, to the rejection inside the error where there is one.
+    #[inline(always)]
+    fn applies_kinds(&self) -> bool {
+        true
     }
 }
 
@@ -178,7 +190,7 @@ where
         };
         let classify = Attempts {
             code: &self.classify,
-            retry_rejections: self.retry_rejections,
+            config: self.retry.config(),
         };
         let result = self.retry.call_with(&classify, make).await;
         *extensions = slot.into_inner().unwrap_or_else(PoisonError::into_inner);

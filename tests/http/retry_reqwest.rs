@@ -41,7 +41,11 @@ async fn a_503_is_retried_and_the_success_returned() {
     let registry = registry(config());
     let client = client(RetryMiddleware::from_registry(&registry, "upstream"));
 
-    let response = client.get(format!("http://{authority}/")).send().await.unwrap();
+    let response = client
+        .get(format!("http://{authority}/"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(upstream.hits(), 3);
     let metrics = registry.retry("upstream").metrics();
@@ -49,7 +53,11 @@ async fn a_503_is_retried_and_the_success_returned() {
 
     // Attempts used up on 503s: the last 503 is the answer.
     upstream.script(&[503, 503, 503, 503]);
-    let response = client.get(format!("http://{authority}/")).send().await.unwrap();
+    let response = client
+        .get(format!("http://{authority}/"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 503);
     assert_eq!(upstream.hits(), 6);
 }
@@ -69,7 +77,12 @@ async fn a_post_is_sent_once_by_default_and_retried_with_its_body_when_configure
     assert_eq!(metrics.failed_calls_without_retry_attempt(), 0);
 
     let posts = RetryMiddleware::from_registry(&registry, "upstream").methods([Method::POST]);
-    let response = client(posts).post(&url).body("order=2").send().await.unwrap();
+    let response = client(posts)
+        .post(&url)
+        .body("order=2")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
     let received = upstream.received();
     assert_eq!(received.len(), 3);
@@ -96,7 +109,11 @@ async fn a_connect_error_is_retried() {
         .port();
     let client = client(RetryMiddleware::from_registry(&registry, "upstream"));
 
-    let error = client.get(format!("http://127.0.0.1:{port}/")).send().await.unwrap_err();
+    let error = client
+        .get(format!("http://127.0.0.1:{port}/"))
+        .send()
+        .await
+        .unwrap_err();
     assert!(error.is_connect());
     assert_eq!(*retries.lock().unwrap(), 2);
     let metrics = registry.retry("upstream").metrics();
@@ -110,7 +127,11 @@ async fn the_budget_refuses_a_retry_and_the_last_response_is_returned() {
     let registry = registry(config().budget_ratio(0.01).budget_min_retries_per_second(0));
     let client = client(RetryMiddleware::from_registry(&registry, "upstream"));
 
-    let response = client.get(format!("http://{authority}/")).send().await.unwrap();
+    let response = client
+        .get(format!("http://{authority}/"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 503);
     assert_eq!(upstream.hits(), 1);
     let metrics = registry.retry("upstream").metrics();

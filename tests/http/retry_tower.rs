@@ -16,7 +16,7 @@ use http_body_util::Full;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use tower::{Service, ServiceBuilder};
+use tower::{Layer, Service, ServiceBuilder};
 
 use crate::retry_upstream::Upstream;
 
@@ -74,7 +74,9 @@ async fn a_503_is_retried_with_the_same_body_and_the_success_returned() {
     assert_eq!(response.status(), 200);
     let received = upstream.received();
     assert_eq!(received.len(), 3);
-    assert!(received.iter().all(|(method, body)| method == "PUT" && body == "score=7"));
+    assert!(received
+        .iter()
+        .all(|(method, body)| method == "PUT" && body == "score=7"));
     let metrics = registry.retry("bureau").metrics();
     assert_eq!(metrics.successful_calls_with_retry_attempt(), 1);
 }
@@ -110,7 +112,13 @@ async fn the_budget_refuses_a_retry_and_the_last_response_is_returned() {
     let response = send(&mut service, request("GET", &authority, ""));
     assert_eq!(response.await.unwrap().status(), 503);
     assert_eq!(upstream.hits(), 1);
-    assert_eq!(registry.retry("bureau").metrics().retries_refused_by_budget(), 1);
+    assert_eq!(
+        registry
+            .retry("bureau")
+            .metrics()
+            .retries_refused_by_budget(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -118,7 +126,11 @@ async fn in_springs_order_an_open_breaker_makes_one_attempt_that_never_reaches_t
     let (upstream, authority) = Upstream::start(&[503, 503, 503]).await;
     let registry = registry(config());
     let mut service = ServiceBuilder::new()
-        .layer(RetryLayer::from_registry(&registry, "bureau").classify(HttpStatus).flatten_errors())
+        .layer(
+            RetryLayer::from_registry(&registry, "bureau")
+                .classify(HttpStatus)
+                .flatten_errors(),
+        )
         .layer(
             CircuitBreakerLayer::from_registry(&registry, "bureau")
                 .classify(HttpStatus)

@@ -45,7 +45,11 @@ impl<C> RetryClassifier<C> {
     /// `error` after the configured kinds: an ignored kind ends the request; with a
     /// `retry-exceptions` list, an error outside it ends the request too.
     fn kinds<X: 'static>(&self, error: &X, code: Outcome) -> Outcome {
-        if self.ignore_exceptions.iter().any(|kind| kind.matches(error)) {
+        if self
+            .ignore_exceptions
+            .iter()
+            .any(|kind| kind.matches(error))
+        {
             return Outcome::Ignored;
         }
         if code != Outcome::Failure || self.retry_exceptions.is_empty() {
@@ -86,6 +90,13 @@ where
             // adds: as the layer's classifier says.
             _ => code,
         }
+    }
+
+    /// The kinds were applied above, to the error inside the `CallError`: the retry's call
+    /// must not apply them again to the `CallError` itself, which no kind names.
+    #[inline(always)]
+    fn applies_kinds(&self) -> bool {
+        true
     }
 }
 

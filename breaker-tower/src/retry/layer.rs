@@ -92,12 +92,7 @@ impl<S, C: Clone, P: Clone, W> Layer<S> for RetryLayer<C, P, W> {
 
     fn layer(&self, inner: S) -> Self::Service {
         let classify = RetryClassifier::new(self.classify.clone(), self.retry.config());
-        RetryService::with_parts(
-            inner,
-            self.retry.clone(),
-            classify,
-            self.replayable.clone(),
-        )
+        RetryService::with_parts(inner, self.retry.clone(), classify, self.replayable.clone())
     }
 }
 

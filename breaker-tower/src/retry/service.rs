@@ -134,12 +134,8 @@ where
         }
         let clone = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, clone);
-        let attempts = attempts::<S, C, W, Request>(
-            self.retry.clone(),
-            self.classify.clone(),
-            ready,
-            request,
-        );
+        let attempts =
+            attempts::<S, C, W, Request>(self.retry.clone(), self.classify.clone(), ready, request);
         RetryFuture::attempts(Box::pin(attempts))
     }
 }
