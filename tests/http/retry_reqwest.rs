@@ -6,29 +6,14 @@
 #![cfg(feature = "reqwest")]
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use breaker::reqwest::{rejected, CircuitBreakerMiddleware, RetryMiddleware};
 use breaker::retry::RetryEventKind;
-use breaker::{ManualClock, Registry, RetryConfig, RetryConfigBuilder, State};
+use breaker::State;
 use reqwest::Method;
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 
-use crate::retry_upstream::Upstream;
-
-/// Three attempts with no wait between them, and a budget that does not refuse.
-fn config() -> RetryConfigBuilder {
-    RetryConfig::builder()
-        .max_attempts(3)
-        .wait_duration(Duration::ZERO)
-}
-
-fn registry(config: RetryConfigBuilder) -> Registry {
-    Registry::builder()
-        .clock(ManualClock::new())
-        .retry_instance("upstream", config.build().unwrap())
-        .build()
-}
+use crate::retry_upstream::{config, registry, Upstream};
 
 fn client(retry: RetryMiddleware) -> ClientWithMiddleware {
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
@@ -38,7 +23,7 @@ fn client(retry: RetryMiddleware) -> ClientWithMiddleware {
 #[tokio::test]
 async fn a_503_is_retried_and_the_success_returned() {
     let (upstream, authority) = Upstream::start(&[503, 503]).await;
-    let registry = registry(config());
+    let registry = registry("upstream", config());
     let client = client(RetryMiddleware::from_registry(&registry, "upstream"));
 
     let response = client
@@ -65,7 +50,7 @@ async fn a_503_is_retried_and_the_success_returned() {
 #[tokio::test]
 async fn a_post_is_sent_once_by_default_and_retried_with_its_body_when_configured() {
     let (upstream, authority) = Upstream::start(&[503, 503]).await;
-    let registry = registry(config());
+    let registry = registry("upstream", config());
     let url = format!("http://{authority}/");
 
     let idempotent = client(RetryMiddleware::from_registry(&registry, "upstream"));
@@ -93,7 +78,7 @@ async fn a_post_is_sent_once_by_default_and_retried_with_its_body_when_configure
 
 #[tokio::test]
 async fn a_connect_error_is_retried() {
-    let registry = registry(config());
+    let registry = registry("upstream", config());
     let retries = Arc::new(Mutex::new(0));
     let seen = Arc::clone(&retries);
     let _subscription = registry.retry("upstream").subscribe(move |event| {
@@ -124,7 +109,10 @@ async fn a_connect_error_is_retried() {
 async fn the_budget_refuses_a_retry_and_the_last_response_is_returned() {
     let (upstream, authority) = Upstream::start(&[503, 503, 503]).await;
     // No floor, and a ratio no single call reaches: the first retry is refused.
-    let registry = registry(config().budget_ratio(0.01).budget_min_retries_per_second(0));
+    let registry = registry(
+        "upstream",
+        config().budget_ratio(0.01).budget_min_retries_per_second(0),
+    );
     let client = client(RetryMiddleware::from_registry(&registry, "upstream"));
 
     let response = client
@@ -141,7 +129,7 @@ async fn the_budget_refuses_a_retry_and_the_last_response_is_returned() {
 #[tokio::test]
 async fn with_the_breaker_inside_an_open_breaker_makes_one_attempt_that_is_not_sent() {
     let (upstream, authority) = Upstream::start(&[503, 503, 503]).await;
-    let registry = registry(config());
+    let registry = registry("upstream", config());
     let client = ClientBuilder::new(reqwest::Client::builder().no_proxy().build().unwrap())
         .with(RetryMiddleware::from_registry(&registry, "upstream"))
         .with(CircuitBreakerMiddleware::per_host(&registry, "upstream"))

@@ -5,38 +5,21 @@
 //! breaker makes one attempt that never reaches the server.
 #![cfg(feature = "tower")]
 
-use std::time::Duration;
-
 use axum::body::Bytes;
 use breaker::tower::{
     BulkheadLayer, CallError, CircuitBreakerLayer, HttpStatus, IdempotentMethod, RetryLayer,
 };
-use breaker::{ManualClock, Registry, RetryConfig, RetryConfigBuilder, State};
+use breaker::State;
 use http_body_util::Full;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tower::{Layer, Service, ServiceBuilder};
 
-use crate::retry_upstream::Upstream;
+use crate::retry_upstream::{config, registry, Upstream};
 
 type HyperClient = Client<HttpConnector, Full<Bytes>>;
 type Request = axum::http::Request<Full<Bytes>>;
-
-/// Three attempts with no wait between them (the waits on a clock are the layer tests'), and a
-/// budget that does not refuse.
-fn config() -> RetryConfigBuilder {
-    RetryConfig::builder()
-        .max_attempts(3)
-        .wait_duration(Duration::ZERO)
-}
-
-fn registry(config: RetryConfigBuilder) -> Registry {
-    Registry::builder()
-        .clock(ManualClock::new())
-        .retry_instance("bureau", config.build().unwrap())
-        .build()
-}
 
 fn client() -> HyperClient {
     Client::builder(TokioExecutor::new()).build_http()
@@ -62,7 +45,7 @@ fn request(method: &str, authority: &str, body: &'static str) -> Request {
 #[tokio::test]
 async fn a_503_is_retried_with_the_same_body_and_the_success_returned() {
     let (upstream, authority) = Upstream::start(&[503, 503]).await;
-    let registry = registry(config());
+    let registry = registry("bureau", config());
     let mut service = RetryLayer::from_registry(&registry, "bureau")
         .classify(HttpStatus)
         .replay_if(IdempotentMethod)
@@ -84,7 +67,7 @@ async fn a_503_is_retried_with_the_same_body_and_the_success_returned() {
 #[tokio::test]
 async fn a_404_is_not_retried_and_a_post_is_sent_once() {
     let (upstream, authority) = Upstream::start(&[404]).await;
-    let registry = registry(config());
+    let registry = registry("bureau", config());
     let mut service = RetryLayer::from_registry(&registry, "bureau")
         .classify(HttpStatus)
         .replay_if(IdempotentMethod)
@@ -104,7 +87,10 @@ async fn a_404_is_not_retried_and_a_post_is_sent_once() {
 async fn the_budget_refuses_a_retry_and_the_last_response_is_returned() {
     let (upstream, authority) = Upstream::start(&[503, 503, 503]).await;
     // No floor, and a ratio no single call reaches: the first retry is refused.
-    let registry = registry(config().budget_ratio(0.01).budget_min_retries_per_second(0));
+    let registry = registry(
+        "bureau",
+        config().budget_ratio(0.01).budget_min_retries_per_second(0),
+    );
     let mut service = RetryLayer::from_registry(&registry, "bureau")
         .classify(HttpStatus)
         .layer(client());
@@ -124,7 +110,7 @@ async fn the_budget_refuses_a_retry_and_the_last_response_is_returned() {
 #[tokio::test]
 async fn in_springs_order_an_open_breaker_makes_one_attempt_that_never_reaches_the_server() {
     let (upstream, authority) = Upstream::start(&[503, 503, 503]).await;
-    let registry = registry(config());
+    let registry = registry("bureau", config());
     let mut service = ServiceBuilder::new()
         .layer(
             RetryLayer::from_registry(&registry, "bureau")

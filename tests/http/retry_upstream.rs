@@ -1,14 +1,32 @@
 //! The upstream of the retry's HTTP tests: an axum server on loopback that answers each request
 //! with the next status of its script (200 once the script is spent) and records what it
-//! received, so that a test counts the attempts where they arrive.
+//! received, so that a test counts the attempts where they arrive; and the retry they use.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::http::{Method, StatusCode};
 use axum::routing::any;
 use axum::Router;
+use breaker::{ManualClock, Registry, RetryConfig, RetryConfigBuilder};
+
+/// Three attempts with no wait between them (the waits on a clock are the layer tests'), and a
+/// budget that does not refuse.
+pub(crate) fn config() -> RetryConfigBuilder {
+    RetryConfig::builder()
+        .max_attempts(3)
+        .wait_duration(Duration::ZERO)
+}
+
+/// A registry whose retry `name` has `config`.
+pub(crate) fn registry(name: &str, config: RetryConfigBuilder) -> Registry {
+    Registry::builder()
+        .clock(ManualClock::new())
+        .retry_instance(name, config.build().unwrap())
+        .build()
+}
 
 /// The server's script and what it received: one `(method, body)` per request.
 #[derive(Clone, Default)]

@@ -187,16 +187,24 @@ fn an_error_the_classifier_ignores_ends_the_request_at_once() {
     assert_eq!(flaky.calls(), 1);
 }
 
+/// `flaky` behind the bulkhead, the breaker and the retry `bureau`, in Spring's order.
+fn springs_order(
+    registry: &Registry,
+    flaky: &Flaky,
+) -> impl Service<u32, Response = u32, Error = CallError<Downstream>> {
+    ServiceBuilder::new()
+        .layer(RetryLayer::from_registry(registry, "bureau").flatten_errors())
+        .layer(CircuitBreakerLayer::from_registry(registry, "bureau").flatten_errors())
+        .layer(BulkheadLayer::from_registry(registry, "bureau"))
+        .service(flaky.clone())
+}
+
 #[test]
 fn in_springs_order_an_open_breaker_is_tried_once() {
     let clock = ManualClock::new();
     let registry = retries(&clock, config());
     let flaky = Flaky::new();
-    let mut service = ServiceBuilder::new()
-        .layer(RetryLayer::from_registry(&registry, "bureau").flatten_errors())
-        .layer(CircuitBreakerLayer::from_registry(&registry, "bureau").flatten_errors())
-        .layer(BulkheadLayer::from_registry(&registry, "bureau"))
-        .service(flaky.clone());
+    let mut service = springs_order(&registry, &flaky);
     let breaker = registry.breaker("bureau");
     breaker.transition_to(State::ForcedOpen).unwrap();
 
@@ -245,11 +253,7 @@ fn in_springs_order_a_bulkheads_refusal_is_retried_and_each_attempt_takes_a_plac
     let clock = ManualClock::new();
     let registry = retries(&clock, config());
     let flaky = Flaky::new();
-    let mut service = ServiceBuilder::new()
-        .layer(RetryLayer::from_registry(&registry, "bureau").flatten_errors())
-        .layer(CircuitBreakerLayer::from_registry(&registry, "bureau").flatten_errors())
-        .layer(BulkheadLayer::from_registry(&registry, "bureau"))
-        .service(flaky.clone());
+    let mut service = springs_order(&registry, &flaky);
     let bulkhead = registry.bulkhead("bureau");
 
     // One request holds the bulkhead's one place.
