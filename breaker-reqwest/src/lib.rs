@@ -1,6 +1,8 @@
 //! A [reqwest-middleware](reqwest_middleware) [`Middleware`] that guards outgoing requests
-//! with circuit breakers: `breaker::reqwest` with the facade's feature `reqwest`. Built on
-//! breaker-core's public API only (each request is one [`CircuitBreaker::call_with`]).
+//! with circuit breakers, and one that retries them (see [Retries](#retries)):
+//! `breaker::reqwest` with the facade's feature `reqwest`. Built on breaker-core's public API
+//! only (each request is one [`CircuitBreaker::call_with`], and one
+//! [`Retry::call_with`](breaker_core::Retry::call_with) through the retry).
 //!
 //! [`CircuitBreakerMiddleware`] sends each request through a breaker: a permitted request goes
 //! on down the chain and its result is classified and recorded; a rejected request is not sent

@@ -1,6 +1,7 @@
-//! A tower [`Layer`](tower_layer::Layer) and [`Service`] around a [`CircuitBreaker`], and one
-//! around a [`Bulkhead`] (see [Bulkheads](#bulkheads)), for axum, tonic, hyper and any other
-//! stack built on `tower::Service`: `breaker::tower` with the facade's feature `tower`.
+//! A tower [`Layer`](tower_layer::Layer) and [`Service`] around a [`CircuitBreaker`], one
+//! around a [`Bulkhead`] (see [Bulkheads](#bulkheads)) and one around a
+//! [`Retry`](breaker_core::Retry) (see [Retries](#retries)), for axum, tonic, hyper and any
+//! other stack built on `tower::Service`: `breaker::tower` with the facade's feature `tower`.
 //!
 //! Built on breaker-core's public API only: a request takes an
 //! [`OwnedPermit`](breaker_core::OwnedPermit) ([`CircuitBreaker::try_acquire_owned`]), runs
