@@ -9,7 +9,7 @@ use reqwest_middleware::{Error, Middleware, Next, Result};
 
 use crate::classify::StatusClassifier;
 use crate::error::rejected;
-use breaker_core::{CallError, Classify, ErrorKind, Outcome, Registry, Retry, RetryConfig};
+use breaker_core::{CallError, Classify, Outcome, Registry, Retry, RetryConfig};
 
 /// The methods replayed by default: the idempotent ones (RFC 9110, section 9.2.2).
 const IDEMPOTENT: [Method; 6] = [
@@ -97,27 +97,12 @@ impl<C> RetryMiddleware<C> {
 }
 
 /// How the middleware classifies an attempt: its classifier `code`, under the retry's
-/// configured kinds, which see a breaker middleware's rejection (further down the chain) as the
-/// [`CallNotPermitted`](breaker_core::CallNotPermitted) it holds and any other error as the request's own.
+/// configured kinds, which see a breaker middleware's rejection (further down the chain) as
+/// the [`CallNotPermitted`](breaker_core::CallNotPermitted) it holds and any other error as
+/// the request's own.
 struct Attempts<'a, C> {
     code: &'a C,
     config: &'a RetryConfig,
-}
-
-impl<C> Attempts<'_, C> {
-    /// `error` after the configured kinds: an ignored kind ends the request; with a
-    /// `retry-exceptions` list, an error outside it ends the request too.
-    fn kinds<X: 'static>(&self, error: &X, code: Outcome) -> Outcome {
-        let listed = |kinds: &[ErrorKind]| kinds.iter().any(|kind| kind.matches(error));
-        if listed(self.config.ignore_exceptions()) {
-            return Outcome::Ignored;
-        }
-        let retry = self.config.retry_exceptions();
-        if code != Outcome::Failure || retry.is_empty() || listed(retry) {
-            return code;
-        }
-        Outcome::Ignored
-    }
 }
 
 impl<C: Classify<Response, Error>> Classify<Response, Error> for Attempts<'_, C> {
@@ -129,11 +114,9 @@ impl<C: Classify<Response, Error>> Classify<Response, Error> for Attempts<'_, C>
         match rejected(error) {
             // Never retried unless `retry-exceptions` names it: the breaker is OPEN, and
             // asking again at once only adds the load it was opened to keep away.
-            Some(rejected) => match self.kinds(rejected, Outcome::Failure) {
-                Outcome::Failure if !self.config.retry_exceptions().is_empty() => Outcome::Failure,
-                _ => Outcome::Ignored,
-            },
-            None => self.kinds(error, code),
+            Some(_) if self.config.retry_exceptions().is_empty() => Outcome::Ignored,
+            Some(rejected) => self.config.classify_error(rejected, Outcome::Failure),
+            None => self.config.classify_error(error, code),
         }
     }
 

@@ -1,9 +1,8 @@
 //! [`RetryClassifier`]: which attempts the retry's service sends again.
 
 use std::fmt;
-use std::sync::Arc;
 
-use breaker_core::{CallError, Classify, ErrorKind, Outcome, RetryConfig};
+use breaker_core::{CallError, Classify, Outcome, RetryConfig};
 
 /// How the retry's service classifies each attempt's `Result<T, CallError<E>>`: the layer's
 /// classifier `C` (a `Failure` is retried, an `Ignored` error ends the request, a `Success`
@@ -23,8 +22,7 @@ use breaker_core::{CallError, Classify, ErrorKind, Outcome, RetryConfig};
 #[derive(Clone)]
 pub struct RetryClassifier<C> {
     code: C,
-    retry_exceptions: Arc<[ErrorKind]>,
-    ignore_exceptions: Arc<[ErrorKind]>,
+    config: RetryConfig,
 }
 
 impl<C> RetryClassifier<C> {
@@ -32,34 +30,13 @@ impl<C> RetryClassifier<C> {
     pub fn new(code: C, config: &RetryConfig) -> Self {
         RetryClassifier {
             code,
-            retry_exceptions: Arc::from(config.retry_exceptions()),
-            ignore_exceptions: Arc::from(config.ignore_exceptions()),
+            config: config.clone(),
         }
     }
 
     /// The layer's own classifier.
     pub fn code(&self) -> &C {
         &self.code
-    }
-
-    /// `error` after the configured kinds: an ignored kind ends the request; with a
-    /// `retry-exceptions` list, an error outside it ends the request too.
-    fn kinds<X: 'static>(&self, error: &X, code: Outcome) -> Outcome {
-        if self
-            .ignore_exceptions
-            .iter()
-            .any(|kind| kind.matches(error))
-        {
-            return Outcome::Ignored;
-        }
-        if code != Outcome::Failure || self.retry_exceptions.is_empty() {
-            return code;
-        }
-        if self.retry_exceptions.iter().any(|kind| kind.matches(error)) {
-            Outcome::Failure
-        } else {
-            Outcome::Ignored
-        }
     }
 }
 
@@ -74,18 +51,13 @@ where
             return code;
         };
         match error {
-            CallError::Inner(inner) => self.kinds(inner, code),
-            CallError::Rejected(rejected) => {
-                let named = self.retry_exceptions.iter().any(|k| k.matches(rejected));
-                let ignored = self.ignore_exceptions.iter().any(|k| k.matches(rejected));
-                if named && !ignored {
-                    Outcome::Failure
-                } else {
-                    Outcome::Ignored
-                }
+            CallError::Inner(inner) => self.config.classify_error(inner, code),
+            CallError::Rejected(_) if self.config.retry_exceptions().is_empty() => {
+                Outcome::Ignored
             }
-            CallError::TimedOut(timed_out) => self.kinds(timed_out, code),
-            CallError::BulkheadFull(full) => self.kinds(full, code),
+            CallError::Rejected(rejected) => self.config.classify_error(rejected, Outcome::Failure),
+            CallError::TimedOut(timed_out) => self.config.classify_error(timed_out, code),
+            CallError::BulkheadFull(full) => self.config.classify_error(full, code),
             // Another retry's end inside this one, or a way of ending a later breaker-core
             // adds: as the layer's classifier says.
             _ => code,
@@ -102,9 +74,6 @@ where
 
 impl<C> fmt::Debug for RetryClassifier<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RetryClassifier")
-            .field("retry_exceptions", &self.retry_exceptions.len())
-            .field("ignore_exceptions", &self.ignore_exceptions.len())
-            .finish_non_exhaustive()
+        f.debug_struct("RetryClassifier").finish_non_exhaustive()
     }
 }
