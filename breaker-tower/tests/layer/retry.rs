@@ -41,6 +41,13 @@ fn retries(clock: &ManualClock, config: RetryConfigBuilder) -> Registry {
         .build()
 }
 
+/// A manual clock, a registry on it with the retry `bureau` of [`config`], and a downstream.
+fn bureau() -> (ManualClock, Registry, Flaky) {
+    let clock = ManualClock::new();
+    let registry = retries(&clock, config());
+    (clock, registry, Flaky::new())
+}
+
 /// `poll_ready`, then `call`: the response future, not polled yet.
 fn called<R, S: Service<R>>(service: &mut S, request: R) -> S::Future {
     block_on(std::future::poll_fn(|cx| service.poll_ready(cx))).unwrap_or_else(|_| panic!());
@@ -81,9 +88,7 @@ fn a_failed_request_is_sent_again_after_each_wait_on_the_retrys_clock() {
 
 #[test]
 fn a_request_that_succeeds_on_a_retry_answers_with_that_response() {
-    let clock = ManualClock::new();
-    let registry = retries(&clock, config());
-    let flaky = Flaky::new();
+    let (clock, registry, flaky) = bureau();
     let mut service = RetryLayer::from_registry(&registry, "bureau").layer(flaky.clone());
 
     flaky.set(Mode::Fail);
@@ -104,9 +109,7 @@ fn a_request_that_succeeds_on_a_retry_answers_with_that_response() {
 
 #[test]
 fn each_later_attempt_waits_for_the_inner_service_to_be_ready() {
-    let clock = ManualClock::new();
-    let registry = retries(&clock, config());
-    let flaky = Flaky::new();
+    let (clock, registry, flaky) = bureau();
     let mut service = RetryLayer::from_registry(&registry, "bureau").layer(flaky.clone());
 
     flaky.set(Mode::Fail);
@@ -125,9 +128,7 @@ fn each_later_attempt_waits_for_the_inner_service_to_be_ready() {
 
 #[test]
 fn a_dropped_response_future_starts_no_further_attempt() {
-    let clock = ManualClock::new();
-    let registry = retries(&clock, config());
-    let flaky = Flaky::new();
+    let (clock, registry, flaky) = bureau();
     let mut service = RetryLayer::from_registry(&registry, "bureau").layer(flaky.clone());
 
     flaky.set(Mode::Fail);
@@ -140,9 +141,7 @@ fn a_dropped_response_future_starts_no_further_attempt() {
 
 #[test]
 fn a_request_that_cannot_be_replayed_is_sent_once_and_not_counted() {
-    let clock = ManualClock::new();
-    let registry = retries(&clock, config());
-    let flaky = Flaky::new();
+    let (clock, registry, flaky) = bureau();
     // Odd requests are not replayed (say, they carry a streaming body).
     let layer =
         RetryLayer::from_registry(&registry, "bureau").replay_if(|r: &u32| r.is_multiple_of(2));
@@ -168,9 +167,7 @@ fn a_request_that_cannot_be_replayed_is_sent_once_and_not_counted() {
 
 #[test]
 fn an_error_the_classifier_ignores_ends_the_request_at_once() {
-    let clock = ManualClock::new();
-    let registry = retries(&clock, config());
-    let flaky = Flaky::new();
+    let (_, registry, flaky) = bureau();
     let classify = |result: &Result<u32, CallError<Downstream>>| match result {
         Err(CallError::Inner(Downstream::NotFound)) => Outcome::Ignored,
         Err(_) => Outcome::Failure,
@@ -201,9 +198,7 @@ fn springs_order(
 
 #[test]
 fn in_springs_order_an_open_breaker_is_tried_once() {
-    let clock = ManualClock::new();
-    let registry = retries(&clock, config());
-    let flaky = Flaky::new();
+    let (_, registry, flaky) = bureau();
     let mut service = springs_order(&registry, &flaky);
     let breaker = registry.breaker("bureau");
     breaker.transition_to(State::ForcedOpen).unwrap();
@@ -250,9 +245,7 @@ fn a_rejection_is_retried_when_retry_exceptions_names_it() {
 
 #[test]
 fn in_springs_order_a_bulkheads_refusal_is_retried_and_each_attempt_takes_a_place_afresh() {
-    let clock = ManualClock::new();
-    let registry = retries(&clock, config());
-    let flaky = Flaky::new();
+    let (clock, registry, flaky) = bureau();
     let mut service = springs_order(&registry, &flaky);
     let bulkhead = registry.bulkhead("bureau");
 
