@@ -52,9 +52,7 @@ where
         };
         match error {
             CallError::Inner(inner) => self.config.classify_error(inner, code),
-            CallError::Rejected(_) if self.config.retry_exceptions().is_empty() => {
-                Outcome::Ignored
-            }
+            CallError::Rejected(_) if self.config.retry_exceptions().is_empty() => Outcome::Ignored,
             CallError::Rejected(rejected) => self.config.classify_error(rejected, Outcome::Failure),
             CallError::TimedOut(timed_out) => self.config.classify_error(timed_out, code),
             CallError::BulkheadFull(full) => self.config.classify_error(full, code),
