@@ -394,6 +394,27 @@ impl<E> CallError<E> {
     }
 }
 
+impl<E> CallError<CallError<E>> {
+    /// One level of error for a guard around another (a retry around a breaker's call, as the
+    /// tower layers stack them): the inner guard's end where it had one, else the outer's.
+    ///
+    /// ```
+    /// use breaker_core::CallError;
+    ///
+    /// let nested: CallError<CallError<&str>> = CallError::Inner(CallError::Inner("down"));
+    /// assert_eq!(nested.flatten(), CallError::Inner("down"));
+    /// ```
+    pub fn flatten(self) -> CallError<E> {
+        match self {
+            CallError::Inner(inner) => inner,
+            CallError::Rejected(rejected) => CallError::Rejected(rejected),
+            CallError::TimedOut(timed_out) => CallError::TimedOut(timed_out),
+            CallError::BulkheadFull(full) => CallError::BulkheadFull(full),
+            CallError::RetriesExhausted(exhausted) => CallError::RetriesExhausted(exhausted),
+        }
+    }
+}
+
 impl<E> From<CallNotPermitted> for CallError<E> {
     fn from(rejected: CallNotPermitted) -> Self {
         CallError::Rejected(rejected)

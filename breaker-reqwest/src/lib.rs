@@ -1,6 +1,8 @@
 //! A [reqwest-middleware](reqwest_middleware) [`Middleware`] that guards outgoing requests
-//! with circuit breakers: `breaker::reqwest` with the facade's feature `reqwest`. Built on
-//! breaker-core's public API only (each request is one [`CircuitBreaker::call_with`]).
+//! with circuit breakers, and one that retries them (see [Retries](#retries)):
+//! `breaker::reqwest` with the facade's feature `reqwest`. Built on breaker-core's public API
+//! only (each request is one [`CircuitBreaker::call_with`], and one
+//! [`Retry::call_with`](breaker_core::Retry::call_with) through the retry).
 //!
 //! [`CircuitBreakerMiddleware`] sends each request through a breaker: a permitted request goes
 //! on down the chain and its result is classified and recorded; a rejected request is not sent
@@ -90,12 +92,67 @@
 //! trial).
 //!
 //! Middlewares run in the order they are attached, and the breaker guards what comes after
-//! it. Attached after a retrying middleware, it records each attempt, and its rejections reach
-//! that middleware as errors; attached before it, it records all the attempts of one request
-//! as one call.
+//! it. Attached after a retrying middleware (as [Retries](#retries) shows), it records each
+//! attempt, and its rejections reach that middleware as errors; attached before it, it
+//! records all the attempts of one request as one call.
 //!
 //! Keys come from the URLs the client calls: the breaker's log lines and error messages escape
 //! control characters in its name, and the middleware itself logs nothing.
+
+//! # Retries
+//!
+//! [`RetryMiddleware`] sends a failed request again through a [`Retry`](breaker_core::Retry)
+//! (Spring's `resilience4j.retry` section: `max-attempts`, the waits between attempts and
+//! their backoff, and our budget, which keeps retries to a fraction of the requests): from a
+//! registry by name ([`RetryMiddleware::from_registry`]) or given ([`RetryMiddleware::new`]).
+//!
+//! - **Which requests**: by default those with an idempotent method (GET, HEAD, OPTIONS, PUT,
+//!   DELETE, TRACE), since sending a POST or a PATCH twice may do its work twice;
+//!   [`RetryMiddleware::methods`] sets another list. A request with another method is sent
+//!   once, never retried, and the retry does not count it.
+//! - **Bodies**: each attempt sends a copy of the request made by
+//!   [`Request::try_clone`](reqwest::Request::try_clone): a body given as bytes (a string, a
+//!   `Vec<u8>`, JSON, a form) is copied; a streaming body (`Body::wrap_stream`, a file) cannot
+//!   be, and such a request is sent once, never retried.
+//! - **What is retried**: as [`StatusClassifier`] classifies an attempt (the breaker
+//!   middleware's default too): a 5xx response and an error (a connect error, reqwest's own
+//!   timeout) are retried; a 4xx is not, and ends the request as an ignored error;
+//!   [`RetryMiddleware::classify`] puts another classifier in its place (for example one that
+//!   retries a 429). A breaker middleware's rejection is never retried unless the retry's
+//!   `retry-exceptions` names `CallNotPermittedException`.
+//! - **The end**: attempts used up end with the last attempt's result: its error, or its
+//!   response (the last 5xx, as a response); with `fail-after-max-attempts`, a retried response
+//!   ends as [`Error::Middleware`](reqwest_middleware::Error::Middleware) holding a
+//!   [`MaxRetriesExceeded`](breaker_core::MaxRetriesExceeded). A retry the budget refuses ends
+//!   the request at once the same way.
+//! - **Waits** between attempts are timers on the retry's clock, on the Tokio runtime reqwest
+//!   runs on; dropping the request's future stops the retries.
+//!
+//! With the breaker, attach the retry first: middlewares run in the order they are attached,
+//! so the retry is outside (Spring's order, `Retry(CircuitBreaker(call))`), each attempt goes
+//! through the breaker, which records it, and an OPEN breaker's rejection ends the request at
+//! once instead of being retried.
+//!
+//! ```
+//! use breaker_core::{Registry, RetryConfig};
+//! use breaker_reqwest::{CircuitBreakerMiddleware, RetryMiddleware};
+//! use reqwest_middleware::ClientBuilder;
+//! use std::time::Duration;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let retry = RetryConfig::builder()
+//!     .max_attempts(3)
+//!     .wait_duration(Duration::from_millis(100))
+//!     .build()?;
+//! let registry = Registry::builder().retry_instance("upstream", retry).build();
+//! let client = ClientBuilder::new(reqwest::Client::builder().no_proxy().build()?)
+//!     .with(RetryMiddleware::from_registry(&registry, "upstream"))
+//!     .with(CircuitBreakerMiddleware::per_host(&registry, "upstream"))
+//!     .build();
+//! # let _ = client;
+//! # Ok(())
+//! # }
+//! ```
 
 #![forbid(unsafe_code)]
 
@@ -108,9 +165,11 @@ mod classify;
 mod error;
 mod key;
 mod middleware;
+mod retry;
 
 pub use self::classify::StatusClassifier;
 pub use self::error::{into_call_error, rejected, timed_out};
 pub use self::key::{HostPort, PerHost};
 pub use self::middleware::CircuitBreakerMiddleware;
+pub use self::retry::RetryMiddleware;
 pub use breaker_core::RequestKey;

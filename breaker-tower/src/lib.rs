@@ -1,6 +1,7 @@
-//! A tower [`Layer`](tower_layer::Layer) and [`Service`] around a [`CircuitBreaker`], and one
-//! around a [`Bulkhead`] (see [Bulkheads](#bulkheads)), for axum, tonic, hyper and any other
-//! stack built on `tower::Service`: `breaker::tower` with the facade's feature `tower`.
+//! A tower [`Layer`](tower_layer::Layer) and [`Service`] around a [`CircuitBreaker`], one
+//! around a [`Bulkhead`] (see [Bulkheads](#bulkheads)) and one around a
+//! [`Retry`](breaker_core::Retry) (see [Retries](#retries)), for axum, tonic, hyper and any
+//! other stack built on `tower::Service`: `breaker::tower` with the facade's feature `tower`.
 //!
 //! Built on breaker-core's public API only: a request takes an
 //! [`OwnedPermit`](breaker_core::OwnedPermit) ([`CircuitBreaker::try_acquire_owned`]), runs
@@ -236,6 +237,133 @@
 //! that every other response future stays small, and the wait's timer on the bulkhead's
 //! scheduler. An HTTP answer built by [`ErrorResponse::http_response`] allocates its body.
 
+//!
+//! # Retries
+//!
+//! [`RetryLayer`] wraps a service in a [`RetryService`]: a request that fails is sent again
+//! through a [`Retry`](breaker_core::Retry) (Spring's `resilience4j.retry` section:
+//! `max-attempts`, the waits between attempts and their backoff, `fail-after-max-attempts`,
+//! and our budget, which keeps retries to a fraction of the requests). The retry comes from a
+//! registry by name ([`RetryLayer::from_registry`], the registry's `retry(name)`) or is given
+//! ([`RetryLayer::new`]).
+//!
+//! ## Which requests, and their bodies
+//!
+//! Only a request that can be replayed is retried: the service needs `Request: Clone`, clones
+//! a request once when it is called, and sends each attempt a clone. For `http::Request<B>`,
+//! that is a body `B: Clone` whose clones carry the same bytes: `String`, `Bytes`,
+//! `http_body_util::Full<Bytes>` (a reference count, not a copy of the bytes). A streaming body
+//! (hyper's `Incoming`, axum's `Body`) is not `Clone` and cannot be read twice: buffer it first,
+//! with a limit on its size (`http_body_util::Limited`, then `collect` into a `Full<Bytes>`),
+//! since the retry holds the whole body until the request's last attempt ends; or leave the
+//! retry out of that stack.
+//!
+//! [`replay_if`](RetryLayer::replay_if) says which requests may be sent more than once: all of
+//! them by default ([`Always`](breaker_core::Always)), for HTTP usually
+//! [`IdempotentMethod`] (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), or any
+//! `Fn(&Request) -> bool`. A request it refuses is sent once, never retried: the inner
+//! service is called with it as it is, and the retry does not count it.
+//!
+//! ## Attempts, readiness and waits
+//!
+//! The first attempt calls the inner service that `poll_ready` made ready, as any tower
+//! service does. Each later attempt waits first: the retry's wait (`wait-duration`, with its
+//! backoff), a timer on the retry's clock (a registry's [`ManualClock`](breaker_core::ManualClock)
+//! ends it in tests), then for a clone of the inner service to be ready (`poll_ready`), then
+//! calls it. Dropping the response future drops the attempt in flight or the wait, and no
+//! further attempt starts.
+//!
+//! Each attempt's `Result<Response, CallError<E>>` is classified by the layer's classifier
+//! ([`RetryLayer::classify`]; the default retries every error) under the retry's configured
+//! `retry-exceptions` and `ignore-exceptions`: a `Failure` is retried, an `Ignored` error ends
+//! the request with that error, a `Success` ends it. For HTTP, [`HttpStatus`] retries a 5xx
+//! response and an error (no response at all: a transport error, a timeout, a bulkhead's
+//! refusal) and not a 4xx ([`Outcome::from_http_status`](breaker_core::Outcome::from_http_status)).
+//! Attempts used up end with the last attempt's error, or its response (the last 5xx, as a
+//! response); with `fail-after-max-attempts`, a retried response ends as
+//! [`CallError::RetriesExhausted`]. A retry the budget refuses ends the request at once the
+//! same way.
+//!
+//! ## With the breaker and the bulkhead, in Spring's order
+//!
+//! Spring's order is `Retry(CircuitBreaker(Bulkhead(call)))`: the retry is outermost, and each
+//! attempt goes through the breaker (which records it) and takes a place of the bulkhead
+//! afresh. With `ServiceBuilder`, the outermost layer comes first; the breaker's and the
+//! retry's [`flatten_errors`](RetryLayer::flatten_errors) keep the errors at one level, so the
+//! retry sees and answers the one `CallError<E>`:
+//!
+//! - a breaker's rejection ([`CallError::Rejected`]) is never retried (see
+//!   [`RetryClassifier`]) unless the retry's `retry-exceptions` names
+//!   `CallNotPermittedException`: an OPEN breaker makes one attempt, answered at once;
+//! - a bulkhead's refusal and a breaker's timeout are errors, retried as any other (as
+//!   Resilience4j retries every exception unless told otherwise).
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use std::future::{ready, Ready};
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use std::sync::Arc;
+//! use std::task::{Context, Poll};
+//!
+//! use breaker_core::{Config, ManualClock, Registry, RetryConfig, State};
+//! use breaker_tower::{BulkheadLayer, CircuitBreakerLayer, RetryLayer};
+//! use tower::{Service, ServiceBuilder};
+//!
+//! /// A dependency that fails every request, and counts them.
+//! #[derive(Clone, Default)]
+//! struct Down(Arc<AtomicU32>);
+//!
+//! impl Service<u32> for Down {
+//!     type Response = u32;
+//!     type Error = &'static str;
+//!     type Future = Ready<Result<u32, &'static str>>;
+//!
+//!     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), &'static str>> {
+//!         Poll::Ready(Ok(()))
+//!     }
+//!
+//!     fn call(&mut self, _: u32) -> Self::Future {
+//!         self.0.fetch_add(1, Ordering::SeqCst);
+//!         ready(Err("down"))
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = Registry::builder()
+//!     .clock(ManualClock::new())
+//!     .retry_instance("bureau", RetryConfig::builder().wait_duration(std::time::Duration::ZERO).build()?)
+//!     .build();
+//! let down = Down::default();
+//! let mut service = ServiceBuilder::new()
+//!     .layer(RetryLayer::from_registry(&registry, "bureau").flatten_errors())
+//!     .layer(CircuitBreakerLayer::from_registry(&registry, "bureau").flatten_errors())
+//!     .layer(BulkheadLayer::from_registry(&registry, "bureau"))
+//!     .service(down.clone());
+//!
+//! // Three attempts (`max-attempts` 3 by default), each through the breaker and the bulkhead.
+//! let error = service.call(1).await.unwrap_err();
+//! assert_eq!(error.into_inner(), Some("down"));
+//! assert_eq!(down.0.load(Ordering::SeqCst), 3);
+//!
+//! // An OPEN breaker's rejection is not retried: one attempt, answered at once.
+//! registry.breaker("bureau").transition_to(State::ForcedOpen)?;
+//! assert!(service.call(2).await.unwrap_err().is_rejected());
+//! assert_eq!(down.0.load(Ordering::SeqCst), 3);
+//! # let _ = Config::builder();
+//! # let _: Option<Infallible> = None;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## What the retry's layer costs
+//!
+//! A request that is replayed allocates its attempts' future (boxed, with the retry's and the
+//! request's clones): the retry's call has no type name a `Future` type could give, so one
+//! allocation per request, whatever the number of attempts, plus what the retry's own call
+//! allocates (nothing for a first attempt that succeeds). A request sent once is polled in
+//! place and allocates nothing.
+
 #![forbid(unsafe_code)]
 
 #[cfg(doc)]
@@ -250,6 +378,7 @@ pub mod future;
 mod inner_error;
 mod key;
 mod layer;
+mod retry;
 mod select;
 mod service;
 mod status;
@@ -261,6 +390,7 @@ pub use self::future::ResponseFuture;
 pub use self::inner_error::{Flatten, InnerError, Wrap};
 pub use self::key::{HeaderKey, HeaderText, HostKey, PathKey};
 pub use self::layer::CircuitBreakerLayer;
+pub use self::retry::{IdempotentMethod, RetryClassifier, RetryFuture, RetryLayer, RetryService};
 pub use self::select::{Breakers, PerKey};
 pub use self::service::CircuitBreakerService;
 pub use self::status::HttpStatus;

@@ -221,3 +221,42 @@ impl RetryConfig {
         Ok(())
     }
 }
+
+use crate::classify::Outcome;
+
+impl RetryConfig {
+    /// How the retry counts an attempt's `error`, which the code classified as `code`, once
+    /// `retry-exceptions` and `ignore-exceptions` are applied to it: an ignored kind is never
+    /// retried (`Ignored`); otherwise, with a `retry-exceptions` list, a listed kind is retried
+    /// (`Failure`) and any other error is not (`Ignored`), unless the code ignored it already;
+    /// with no list, the code decides.
+    ///
+    /// For a classifier that looks inside a guard's error (the tower layer's and the reqwest
+    /// middleware's retries see the inner service's error, or a breaker's rejection, inside
+    /// it) and applies the kinds to what it finds there.
+    ///
+    /// ```
+    /// use breaker_core::{ErrorKind, Outcome, RetryConfig};
+    ///
+    /// let io = ErrorKind::of_type::<std::io::Error>("java.io.IOException");
+    /// let config = RetryConfig::builder().retry_exceptions([io]).build()?;
+    /// let down = std::io::Error::other("down");
+    /// assert_eq!(config.classify_error(&down, Outcome::Failure), Outcome::Failure);
+    /// assert_eq!(config.classify_error(&"other", Outcome::Failure), Outcome::Ignored);
+    /// # Ok::<(), breaker_core::ConfigError>(())
+    /// ```
+    pub fn classify_error<X: 'static>(&self, error: &X, code: Outcome) -> Outcome {
+        let listed = |kinds: &[ErrorKind]| kinds.iter().any(|kind| kind.matches(error));
+        if listed(self.ignore_exceptions()) {
+            return Outcome::Ignored;
+        }
+        if code == Outcome::Ignored || self.retry_exceptions().is_empty() {
+            return code;
+        }
+        if listed(self.retry_exceptions()) {
+            Outcome::Failure
+        } else {
+            Outcome::Ignored
+        }
+    }
+}
