@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use breaker::{
     circuit_breaker, BulkheadFull, CallError, CallNotPermitted, CallTimedOut, Config, EventKind,
-    Registry,
+    MaxRetriesExceeded, Registry,
 };
 
 /// Why a completion failed.
@@ -23,9 +23,11 @@ enum LlmError {
     Rejected(CallNotPermitted),
     /// The call ran longer than the breaker's `timeout-duration`.
     TimedOut(CallTimedOut),
-    /// A bulkhead was full (what `CallError::into_error` needs to convert every way a guarded
-    /// call can end).
+    /// A bulkhead was full, or a retry ran out of attempts (what `CallError::into_error` needs
+    /// to convert every way a guarded call can end).
     Full(BulkheadFull),
+    /// See `Full`.
+    Exhausted(MaxRetriesExceeded),
 }
 
 impl From<CallNotPermitted> for LlmError {
@@ -43,6 +45,12 @@ impl From<CallTimedOut> for LlmError {
 impl From<BulkheadFull> for LlmError {
     fn from(full: BulkheadFull) -> Self {
         LlmError::Full(full)
+    }
+}
+
+impl From<MaxRetriesExceeded> for LlmError {
+    fn from(exhausted: MaxRetriesExceeded) -> Self {
+        LlmError::Exhausted(exhausted)
     }
 }
 
@@ -149,6 +157,7 @@ async fn main() {
             Err(LlmError::Rejected(rejected)) => println!("health(flaky) -> rejected: {rejected}"),
             Err(LlmError::TimedOut(timed_out)) => println!("health(flaky) -> {timed_out}"),
             Err(LlmError::Full(full)) => println!("health(flaky) -> {full}"),
+            Err(LlmError::Exhausted(exhausted)) => println!("health(flaky) -> {exhausted}"),
             other => println!("health(flaky) -> {other:?}"),
         }
     }

@@ -1,6 +1,7 @@
 //! The rows of the table, one function per group: the hardware floor, breaker beside each peer
 //! in the states they share, two threads on one breaker, the attribute beside the same call by
-//! hand, and the memory a breaker takes.
+//! hand, a retry whose first attempt succeeds beside the breaker's call, and the memory a
+//! breaker takes.
 //!
 //! breaker runs on Resilience4j's defaults (a 100-call window, slow-call detection at 60 s)
 //! unless a group needs otherwise, and each peer on its own.
@@ -9,12 +10,13 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use breaker::retry::{Retry, RetryConfig};
 use breaker::{Config, Registry, SlidingWindowType};
 use failsafe::FailurePolicy;
 
 use crate::harness::{
-    block_on, live, measure, measure_rows, median, row, rss_bytes, two_thread_sample, Plan, Row,
-    Table,
+    allocations_per_call, block_on, live, measure, measure_rows, median, row, rss_bytes,
+    two_thread_sample, Plan, Row, Table,
 };
 use crate::peers::{self, SyncPeers, TowerBreaker, CBR, FAILSAFE, RECLOSER, TOWER};
 
@@ -414,6 +416,54 @@ pub(crate) fn attribute_vs_by_hand(plan: &Plan, t: &mut Table) {
         ],
     );
     t.add_all("attribute vs by hand, async", ["breaker", "by hand"], times);
+}
+
+/// A retry on its defaults (3 attempts, the budget on) whose first attempt succeeds, beside
+/// the bare call and the breaker's call on defaults, sync and async, in one group; with the
+/// allocations per call of each retry row (0: no allocation on this path).
+pub(crate) fn retry_first_success(plan: &Plan, t: &mut Table, ours: &breaker::CircuitBreaker) {
+    let retry = Retry::new("bench-retry", RetryConfig::default());
+    let sync_retry = || {
+        black_box(retry.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+    };
+    let async_retry = || {
+        black_box(block_on(
+            retry.call(|| async { Ok::<u64, ()>(black_box(1)) }),
+        ))
+        .ok();
+    };
+    let times = measure_rows(
+        plan,
+        [
+            row(plan, || {
+                let _ = black_box(black_box(|| Ok::<u64, ()>(1))());
+            }),
+            row(plan, || {
+                black_box(ours.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
+            }),
+            row(plan, sync_retry),
+            row(plan, || {
+                black_box(block_on(ours.call(async { Ok::<u64, ()>(black_box(1)) }))).ok();
+            }),
+            row(plan, async_retry),
+        ],
+    );
+    t.add_all(
+        "retry, first attempt succeeds",
+        [
+            "bare call",
+            "breaker",
+            "Retry::call_sync",
+            "breaker async",
+            "Retry::call (async)",
+        ],
+        times,
+    );
+    println!(
+        "  allocations per call: Retry::call_sync {:.2}, Retry::call (async) {:.2}",
+        allocations_per_call(10_000, sync_retry),
+        allocations_per_call(10_000, async_retry),
+    );
 }
 
 /// The heap a breaker takes, with either window, new and after many calls; an async call's

@@ -35,6 +35,7 @@ fn main() {
     cases::async_closed_success(&plan, &mut t, &ours, &closed, &tower);
     cases::two_threads(&plan, &mut t, &ours, &closed, &tower);
     cases::attribute_vs_by_hand(&plan, &mut t);
+    cases::retry_first_success(&plan, &mut t, &ours);
 
     t.print_ratios();
     cases::memory();

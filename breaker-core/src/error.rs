@@ -218,11 +218,71 @@ impl From<BulkheadFull> for std::io::Error {
     }
 }
 
+/// A retry used up its `max-attempts` on results its result predicate retries, with
+/// `fail-after-max-attempts` set: the call ends with this error instead of the last result.
+///
+/// A retry whose attempts run out on errors ends with the last error itself
+/// ([`CallError::Inner`]), as Resilience4j's rethrows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct MaxRetriesExceeded {
+    // A retry's name is interned for the process: two words, nothing to drop.
+    name: &'static str,
+    attempts: u32,
+}
+
+impl MaxRetriesExceeded {
+    pub(crate) fn new(name: &'static str, attempts: u32) -> MaxRetriesExceeded {
+        MaxRetriesExceeded { name, attempts }
+    }
+
+    /// The name of the retry whose attempts ran out.
+    pub fn retry_name(&self) -> &str {
+        self.name
+    }
+
+    /// The attempts made, the first call included (`max-attempts`).
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+}
+
+impl fmt::Debug for MaxRetriesExceeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MaxRetriesExceeded")
+            .field("name", &self.retry_name())
+            .field("attempts", &self.attempts)
+            .finish()
+    }
+}
+
+impl fmt::Display for MaxRetriesExceeded {
+    /// Resilience4j's message: `Retry '<name>' has exhausted all attempts (<n>)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Retry '{}' has exhausted all attempts ({})",
+            LogSafe(self.retry_name()),
+            self.attempts
+        )
+    }
+}
+
+impl Error for MaxRetriesExceeded {}
+
+/// Exhausted retries as an I/O error of kind [`Other`](std::io::ErrorKind::Other), with the
+/// [`MaxRetriesExceeded`] as its inner value (`get_ref`).
+impl From<MaxRetriesExceeded> for std::io::Error {
+    fn from(exhausted: MaxRetriesExceeded) -> std::io::Error {
+        std::io::Error::other(exhausted)
+    }
+}
+
 /// How a protected call ended, when it did not end with `Ok`: the one error of every way
-/// through a breaker or a bulkhead (their calls, the attribute's fallbacks, the tower layer's
+/// through a breaker, a bulkhead or a retry (their calls, the attribute's fallbacks, the tower layer's
 /// service).
 ///
-/// `Display` is the rejection's, the timeout's, the refusal's or the inner error's own, so that guarding a
+/// `Display` is the rejection's, the timeout's, the refusal's, the exhausted retries' or the
+/// inner error's own, so that guarding a
 /// call does not change how its errors read; for the same reason [`source`](Error::source)
 /// is what that error's own `source` is (the error `Display` printed is not repeated as its
 /// source).
@@ -241,6 +301,8 @@ pub enum CallError<E> {
     /// The call ran and returned this error (recorded as a failure, or ignored, as
     /// classified).
     Inner(E),
+    /// A retry used up its attempts on results it retries, with `fail-after-max-attempts`.
+    RetriesExhausted(MaxRetriesExceeded),
 }
 
 impl<E> CallError<E> {
@@ -283,6 +345,19 @@ impl<E> CallError<E> {
         }
     }
 
+    /// Whether a retry used up its attempts on results it retries (`fail-after-max-attempts`).
+    pub fn is_retries_exhausted(&self) -> bool {
+        matches!(self, CallError::RetriesExhausted(_))
+    }
+
+    /// The exhausted retries, if a retry ended the call with them.
+    pub fn retries_exhausted(&self) -> Option<&MaxRetriesExceeded> {
+        match self {
+            CallError::RetriesExhausted(exhausted) => Some(exhausted),
+            _ => None,
+        }
+    }
+
     /// The call's own error, if it ran and failed.
     pub fn inner(&self) -> Option<&E> {
         match self {
@@ -299,17 +374,22 @@ impl<E> CallError<E> {
         }
     }
 
-    /// Converts into the call's error type, which can represent a rejection, a timeout and a
-    /// bulkhead's refusal (`std::io::Error` can: kinds `Other`, `TimedOut` and `Other`).
+    /// Converts into the call's error type, which can represent a rejection, a timeout, a
+    /// bulkhead's refusal and exhausted retries (`std::io::Error` can: kinds `Other`,
+    /// `TimedOut`, `Other` and `Other`).
     pub fn into_error(self) -> E
     where
-        E: From<CallNotPermitted> + From<CallTimedOut> + From<BulkheadFull>,
+        E: From<CallNotPermitted>
+            + From<CallTimedOut>
+            + From<BulkheadFull>
+            + From<MaxRetriesExceeded>,
     {
         match self {
             CallError::Inner(e) => e,
             CallError::Rejected(rejected) => E::from(rejected),
             CallError::TimedOut(timed_out) => E::from(timed_out),
             CallError::BulkheadFull(full) => E::from(full),
+            CallError::RetriesExhausted(exhausted) => E::from(exhausted),
         }
     }
 }
@@ -332,12 +412,19 @@ impl<E> From<BulkheadFull> for CallError<E> {
     }
 }
 
+impl<E> From<MaxRetriesExceeded> for CallError<E> {
+    fn from(exhausted: MaxRetriesExceeded) -> Self {
+        CallError::RetriesExhausted(exhausted)
+    }
+}
+
 impl<E: fmt::Display> fmt::Display for CallError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CallError::Rejected(rejected) => rejected.fmt(f),
             CallError::TimedOut(timed_out) => timed_out.fmt(f),
             CallError::BulkheadFull(full) => full.fmt(f),
+            CallError::RetriesExhausted(exhausted) => exhausted.fmt(f),
             CallError::Inner(e) => e.fmt(f),
         }
     }
@@ -350,6 +437,7 @@ impl<E: Error + 'static> Error for CallError<E> {
             CallError::Rejected(rejected) => rejected.source(),
             CallError::TimedOut(timed_out) => timed_out.source(),
             CallError::BulkheadFull(full) => full.source(),
+            CallError::RetriesExhausted(exhausted) => exhausted.source(),
             CallError::Inner(e) => e.source(),
         }
     }

@@ -12,6 +12,9 @@
 //!   validated when built.
 //! - [`Registry`]: named breakers, shared configs and per-instance overrides, keyed breakers,
 //!   and one timer scheduler for the automatic OPEN -> HALF_OPEN moves.
+//! - [`Retry`]: Resilience4j's retry (attempts, backoff, retry and ignore lists, a result
+//!   predicate, its four metric kinds and events), with a retry budget of breaker's own; its
+//!   waits are timers on the injected clock, and dropping an async call stops its retries.
 //! - [`Clock`] and [`ManualClock`]: all time is injected, so every behaviour is testable
 //!   without sleeping.
 //!
@@ -89,7 +92,9 @@ pub use crate::config::file::{Format, LoadError, LoadErrorKind, CONFIG_ENV};
 pub use crate::config::{
     keys, Config, ConfigBuilder, ConfigError, SlidingWindowType, WaitInterval, DEFAULT_CONFIG,
 };
-pub use crate::error::{CallError, CallNotPermitted, CallTimedOut, IllegalTransition};
+pub use crate::error::{
+    CallError, CallNotPermitted, CallTimedOut, IllegalTransition, MaxRetriesExceeded,
+};
 pub use crate::event::listeners::Subscription;
 pub use crate::event::{Event, EventKind, TransitionCause};
 #[cfg(feature = "metrics")]
@@ -102,7 +107,9 @@ pub use crate::registry::hooks::RegistryEvent;
 pub use crate::registry::keyed::{Keyed, KeyedLease, KeyedLimits};
 pub use crate::registry::{Registry, WeakRegistry};
 pub use crate::request_key::RequestKey;
-pub use crate::retry::{RetryConfig, RetryConfigBuilder};
+pub use crate::retry::{
+    Retry, RetryConfig, RetryConfigBuilder, RetryEvent, RetryEventKind, RetryMetrics,
+};
 pub use crate::site::{BulkheadSite, CallSite, KeyedCallSite};
 pub use crate::state::State;
 pub use crate::time::clock::Clock;

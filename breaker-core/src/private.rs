@@ -384,7 +384,9 @@ where
         CallError::Inner(e) => e,
         CallError::Rejected(rejected) => R::Err::from_rejection(rejected),
         CallError::TimedOut(timed_out) => R::Err::from_timeout(timed_out),
-        CallError::BulkheadFull(_) => unreachable!("a breaker alone refuses no call as full"),
+        CallError::BulkheadFull(_) | CallError::RetriesExhausted(_) => {
+            unreachable!("a breaker alone neither refuses a call as full nor retries it")
+        }
     }))
 }
 
@@ -399,8 +401,8 @@ where
     R::from_result(out.map_err(|error| match error {
         CallError::Inner(e) => e,
         CallError::BulkheadFull(full) => R::Err::from_bulkhead_full(full),
-        CallError::Rejected(_) | CallError::TimedOut(_) => {
-            unreachable!("a bulkhead alone neither rejects nor times out a call")
+        CallError::Rejected(_) | CallError::TimedOut(_) | CallError::RetriesExhausted(_) => {
+            unreachable!("a bulkhead alone neither rejects, times out nor retries a call")
         }
     }))
 }
@@ -418,5 +420,8 @@ where
         CallError::Rejected(rejected) => R::Err::from_rejection(rejected),
         CallError::TimedOut(timed_out) => R::Err::from_timeout(timed_out),
         CallError::BulkheadFull(full) => R::Err::from_bulkhead_full(full),
+        CallError::RetriesExhausted(_) => {
+            unreachable!("a breaker around a bulkhead does not retry a call")
+        }
     }))
 }

@@ -9,7 +9,11 @@ use breaker_core::CallError;
 /// A rejection ([`CallError::Rejected`]) is 503 Service Unavailable, with `Retry-After` (whole
 /// seconds, rounded up) when the breaker is OPEN and so knows when it lets trial calls through
 /// again; a bulkhead's refusal ([`CallError::BulkheadFull`]) is 503 too, without
-/// `Retry-After`; a timeout ([`CallError::TimedOut`]) is 504 Gateway Timeout. The body is the error's
+/// `Retry-After`; a timeout ([`CallError::TimedOut`]) is 504 Gateway Timeout; retries used up
+/// on responses the retry counts as failures ([`CallError::RetriesExhausted`], with
+/// `fail-after-max-attempts`) are 502 Bad Gateway: the upstream answered every attempt, and
+/// every answer was bad, which says nothing about this service's own load (503 would tell
+/// clients to back off from it). The body is the error's
 /// Display, as `text/plain`. The inner service's own error ([`CallError::Inner`]) has no
 /// answer here (`None`): only the service knows how to answer it.
 ///
@@ -32,7 +36,8 @@ use breaker_core::CallError;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait ErrorResponse {
-    /// The HTTP answer to a rejection or a timeout; `None` for the inner service's own error.
+    /// The HTTP answer to a rejection, a timeout, a refusal or exhausted retries; `None` for
+    /// the inner service's own error.
     fn http_response<B: From<String>>(&self) -> Option<http::Response<B>>;
 }
 
@@ -54,6 +59,9 @@ impl<E> ErrorResponse for CallError<E> {
                 None,
                 timed_out.to_string(),
             ),
+            CallError::RetriesExhausted(exhausted) => {
+                (http::StatusCode::BAD_GATEWAY, None, exhausted.to_string())
+            }
             _ => return None,
         };
         let mut response = http::Response::new(B::from(text));

@@ -129,13 +129,8 @@ struct Machine {
 impl Machine {
     /// A number drawn uniformly from `[0, 1)`, the next of the breaker's sequence.
     fn uniform(&mut self) -> f64 {
-        self.random = self.random.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.random;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        // The top 53 bits, as a fraction of 2^53.
-        (z >> 11) as f64 / (1u64 << 53) as f64
+        self.random = self.random.wrapping_add(crate::env::SEQUENCE_STEP);
+        crate::env::uniform_at(self.random)
     }
 
     fn state(&self) -> State {
@@ -208,16 +203,7 @@ impl BreakerCore {
             && config.lock_free_window())
         .then(|| Arc::new(ClosedWindow::new(size)));
         let thresholds = Thresholds::new(&config, config.minimum_number_of_calls());
-        // Each breaker's sequence: the registry's seed mixed with the breaker's name (FNV-1a),
-        // so breakers of one registry do not draw the same waits.
-        let random = identity
-            .name
-            .as_str()
-            .bytes()
-            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-            })
-            ^ env.seed();
+        let random = env.sequence_start(identity.name.as_str());
         let id = StateId::FIRST;
         let machine = Machine {
             id,

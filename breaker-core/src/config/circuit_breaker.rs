@@ -293,25 +293,15 @@ impl Config {
     /// # Ok::<(), breaker_core::ConfigError>(())
     /// ```
     pub fn wait_interval(&self) -> WaitInterval {
-        let base = self.wait_duration_in_open_state;
-        let multiplier = self.exponential_backoff_multiplier;
-        let max = self.exponential_max_wait_duration_in_open_state;
-        let factor = self.randomized_wait_factor;
-        match (self.enable_exponential_backoff, self.enable_randomized_wait) {
-            (false, false) => WaitInterval::Fixed { wait: base },
-            (true, false) => WaitInterval::Exponential {
-                initial: base,
-                multiplier,
-                max,
-            },
-            (false, true) => WaitInterval::Randomized { wait: base, factor },
-            (true, true) => WaitInterval::ExponentialRandomized {
-                initial: base,
-                multiplier,
-                factor,
-                max,
-            },
-        }
+        WaitInterval::from_keys(
+            self.wait_duration_in_open_state,
+            self.enable_exponential_backoff.then_some((
+                self.exponential_backoff_multiplier,
+                self.exponential_max_wait_duration_in_open_state,
+            )),
+            self.enable_randomized_wait
+                .then_some(self.randomized_wait_factor),
+        )
     }
 
     /// Whether `record-exceptions` or `ignore-exceptions` name any error kind.

@@ -8,7 +8,8 @@ use super::error::ConfigError;
 use super::table::{
     fits, ErrorKinds, Field, Limit, Pattern, TableKey, Value, ValueKind, MAX_EVENT_BUFFER_SIZE,
 };
-use crate::classify::ErrorKind;
+use super::wait::WaitInterval;
+use crate::classify::{ConfiguredClassifier, ErrorKind};
 
 /// The most attempts one call may make: far above any sensible retry count, low enough that a
 /// typo is caught when the file loads.
@@ -170,6 +171,46 @@ config_table! {
 }
 
 impl RetryConfig {
+    /// The wait before each retry, from `wait-duration` and the backoff keys: fixed unless
+    /// `enable-exponential-backoff` or `enable-randomized-wait` is set. The same
+    /// [`WaitInterval`] as the breaker's OPEN wait; attempt `n` (from 1: the wait after the
+    /// first attempt failed) waits `wait(n, ..)`, as Resilience4j's `IntervalFunction`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker_core::{RetryConfig, WaitInterval};
+    ///
+    /// let config = RetryConfig::builder()
+    ///     .wait_duration(Duration::from_millis(100))
+    ///     .enable_exponential_backoff(true)
+    ///     .exponential_backoff_multiplier(2.0)
+    ///     .build()?;
+    /// let interval = config.wait_interval();
+    /// assert_eq!(interval.wait(1, 0.0), Duration::from_millis(100));
+    /// assert_eq!(interval.wait(3, 0.0), Duration::from_millis(400));
+    /// # Ok::<(), breaker_core::ConfigError>(())
+    /// ```
+    pub fn wait_interval(&self) -> WaitInterval {
+        WaitInterval::from_keys(
+            self.wait_duration,
+            self.enable_exponential_backoff.then_some((
+                self.exponential_backoff_multiplier,
+                self.exponential_max_wait_duration,
+            )),
+            self.enable_randomized_wait
+                .then_some(self.randomized_wait_factor),
+        )
+    }
+
+    /// A [`Classify`](crate::Classify) that applies `retry-exceptions` and
+    /// `ignore-exceptions` to an attempt's error: an ignored kind ends the call, and with a
+    /// `retry-exceptions` list only its kinds are retried (a failure); otherwise every error
+    /// is retried. Use [`ConfiguredClassifier::with_code`] to add a result predicate written
+    /// in code.
+    pub fn classifier(&self) -> ConfiguredClassifier<'_> {
+        ConfiguredClassifier::new(&self.retry_exceptions, &self.ignore_exceptions)
+    }
+
     /// The retry's keys have no checks across each other.
     fn check_across(&mut self) -> Result<(), ConfigError> {
         Ok(())

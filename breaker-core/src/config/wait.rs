@@ -1,5 +1,6 @@
-//! How long each OPEN lasts: the wait interval that Resilience4j's `IntervalFunction` computes
-//! from `wait-duration-in-open-state` and the backoff keys.
+//! How long each OPEN lasts, and each wait before a retry: the wait interval that
+//! Resilience4j's `IntervalFunction` computes from `wait-duration-in-open-state` (or the
+//! retry's `wait-duration`) and the backoff keys.
 
 use std::time::Duration;
 
@@ -10,7 +11,9 @@ use std::time::Duration;
 /// `enable-randomized-wait` (with `randomized-wait-factor`).
 ///
 /// Each variant is one of Resilience4j's `IntervalFunction` factories; the attempt counts the
-/// OPEN states since the breaker was last CLOSED, from 1.
+/// OPEN states since the breaker was last CLOSED, from 1. A retry's waits are the same
+/// computation ([`RetryConfig::wait_interval`](crate::RetryConfig::wait_interval), with
+/// `wait-duration` as the base), the attempt being the failed attempts so far.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum WaitInterval {
@@ -53,6 +56,32 @@ pub enum WaitInterval {
 }
 
 impl WaitInterval {
+    /// The interval the backoff keys describe: `base` (`wait-duration-in-open-state`, or the
+    /// retry's `wait-duration`), with `exponential` (multiplier and maximum) when
+    /// `enable-exponential-backoff` is set and `randomized` (the factor) when
+    /// `enable-randomized-wait` is.
+    pub(crate) fn from_keys(
+        base: Duration,
+        exponential: Option<(f64, Option<Duration>)>,
+        randomized: Option<f64>,
+    ) -> WaitInterval {
+        match (exponential, randomized) {
+            (None, None) => WaitInterval::Fixed { wait: base },
+            (Some((multiplier, max)), None) => WaitInterval::Exponential {
+                initial: base,
+                multiplier,
+                max,
+            },
+            (None, Some(factor)) => WaitInterval::Randomized { wait: base, factor },
+            (Some((multiplier, max)), Some(factor)) => WaitInterval::ExponentialRandomized {
+                initial: base,
+                multiplier,
+                factor,
+                max,
+            },
+        }
+    }
+
     /// `wait-duration-in-open-state`: the wait of every OPEN, or of the first before backoff
     /// and randomizing.
     pub fn base(&self) -> Duration {

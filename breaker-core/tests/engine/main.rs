@@ -1,6 +1,7 @@
 //! The engine: calls and permits, cancellation, timeouts and timers, slow calls, window sizes,
-//! events, the registry and keyed breakers, the backoff, the logs, a soak, property tests and
-//! the documented traces. One test binary, one module per topic, helpers in `support`.
+//! events, the registry and keyed breakers, the bulkhead, the retry, the backoff, the logs, a
+//! soak, property tests and the documented traces. One test binary, one module per topic,
+//! helpers in `support`.
 //!
 //! What the modules share in the process: `support::logs` installs one capturing subscriber
 //! for the whole binary (each test reads only the lines naming its own breakers), and
@@ -22,6 +23,7 @@ mod permits;
 mod properties;
 mod registry;
 mod reject_log;
+mod retry;
 mod slow_calls;
 mod soak;
 mod timeouts;
