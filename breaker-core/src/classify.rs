@@ -60,6 +60,16 @@ impl Outcome {
 pub trait Classify<T, E> {
     /// How `result` counts.
     fn classify(&self, result: &Result<T, E>) -> Outcome;
+
+    /// Whether [`classify`](Classify::classify) already applied the configured error kinds
+    /// itself, so that a call takes its outcome as is: the classification of an attempt
+    /// through inner guards (`#[retry]` around a breaker), whose kinds must see the error
+    /// inside the inner guard's `CallError`, not the `CallError`.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn applies_kinds(&self) -> bool {
+        false
+    }
 }
 
 impl<T, E, F> Classify<T, E> for F
@@ -387,6 +397,9 @@ where
     C: Classify<T, E> + ?Sized,
 {
     let outcome = code.classify(result);
+    if code.applies_kinds() {
+        return outcome;
+    }
     match result {
         Ok(_) => outcome,
         Err(error) => apply_kinds(record, ignore, error, outcome),

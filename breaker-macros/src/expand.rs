@@ -304,7 +304,7 @@ fn expand(f: GuardedFn, guards: &Guards) -> TokenStream {
                     let exhausted = Ident::new("exhausted", ret_span);
                     quote_spanned!(ret_span=> #at_ret::__private::#exhausted::<#ret>(__breaker_out))
                 }
-                _ => quote!(__breaker_out),
+                _ => quote_spanned!(ret_span=> __breaker_out),
             };
             quote_spanned!(ret_span=> #at_ret::__private::#reject::<#ret>(#out))
         }
