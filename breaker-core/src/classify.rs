@@ -9,13 +9,32 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::error::BulkheadFull;
+use crate::error::{BulkheadFull, CallNotPermitted, CallTimedOut};
 
 /// The names of the built-in kind [`ErrorKind::bulkhead_full`]: Resilience4j's exception, by its
 /// simple name and by its class name.
 const BULKHEAD_FULL_NAMES: [&str; 2] = [
     "BulkheadFullException",
     "io.github.resilience4j.bulkhead.BulkheadFullException",
+];
+
+/// The names of the built-in kind [`ErrorKind::call_not_permitted`]: Resilience4j's exception,
+/// by its simple name and by its class name.
+const CALL_NOT_PERMITTED_NAMES: [&str; 2] = [
+    "CallNotPermittedException",
+    "io.github.resilience4j.circuitbreaker.CallNotPermittedException",
+];
+
+/// The names of the built-in kind [`ErrorKind::call_timed_out`]: the exception Resilience4j's
+/// time limiter throws, by its simple name and by its class name.
+const TIMEOUT_NAMES: [&str; 2] = ["TimeoutException", "java.util.concurrent.TimeoutException"];
+
+/// The names a configuration file may use for a built-in kind without registering it, in the
+/// order error messages list them (each kind's simple name first).
+pub(crate) const BUILT_IN_NAMES: [&str; 3] = [
+    BULKHEAD_FULL_NAMES[0],
+    CALL_NOT_PERMITTED_NAMES[0],
+    TIMEOUT_NAMES[0],
 ];
 
 /// How a call ended, as the breaker counts it.
@@ -277,12 +296,58 @@ impl ErrorKind {
         ErrorKind::of_type::<BulkheadFull>(BULKHEAD_FULL_NAMES[0])
     }
 
+    /// The built-in kind `CallNotPermittedException`: a call a circuit breaker rejected
+    /// ([`CallNotPermitted`]), as a retry around the breaker sees it. Configuration files name
+    /// it without registering it, as `CallNotPermittedException` or by Resilience4j's class
+    /// name `io.github.resilience4j.circuitbreaker.CallNotPermittedException`; a kind
+    /// registered under either name takes its place.
+    ///
+    /// A retry never retries a rejection unless its `retry-exceptions` names this kind.
+    ///
+    /// ```
+    /// use breaker_core::{ErrorKind, RetryConfig};
+    ///
+    /// let config = RetryConfig::builder()
+    ///     .retry_exceptions([ErrorKind::call_not_permitted()])
+    ///     .build()?;
+    /// assert_eq!(config.retry_exceptions()[0].name(), "CallNotPermittedException");
+    /// # Ok::<(), breaker_core::ConfigError>(())
+    /// ```
+    pub fn call_not_permitted() -> ErrorKind {
+        ErrorKind::of_type::<CallNotPermitted>(CALL_NOT_PERMITTED_NAMES[0])
+    }
+
+    /// The built-in kind `TimeoutException`: a call a circuit breaker cut at its
+    /// `timeout-duration` ([`CallTimedOut`]), as a retry around the breaker sees it.
+    /// Configuration files name it without registering it, as `TimeoutException` or by Java's
+    /// class name `java.util.concurrent.TimeoutException` (what Resilience4j's time limiter
+    /// throws); a kind registered under either name takes its place.
+    ///
+    /// ```
+    /// use breaker_core::{ErrorKind, RetryConfig};
+    ///
+    /// let config = RetryConfig::builder()
+    ///     .ignore_exceptions([ErrorKind::call_timed_out()])
+    ///     .build()?;
+    /// assert_eq!(config.ignore_exceptions()[0].name(), "TimeoutException");
+    /// # Ok::<(), breaker_core::ConfigError>(())
+    /// ```
+    pub fn call_timed_out() -> ErrorKind {
+        ErrorKind::of_type::<CallTimedOut>(TIMEOUT_NAMES[0])
+    }
+
     /// The built-in kind a configuration file may name without registering it, under the name
     /// the file gives.
     pub(crate) fn built_in(name: &str) -> Option<ErrorKind> {
-        BULKHEAD_FULL_NAMES
-            .contains(&name)
-            .then(|| ErrorKind::of_type::<BulkheadFull>(name))
+        if BULKHEAD_FULL_NAMES.contains(&name) {
+            Some(ErrorKind::of_type::<BulkheadFull>(name))
+        } else if CALL_NOT_PERMITTED_NAMES.contains(&name) {
+            Some(ErrorKind::of_type::<CallNotPermitted>(name))
+        } else if TIMEOUT_NAMES.contains(&name) {
+            Some(ErrorKind::of_type::<CallTimedOut>(name))
+        } else {
+            None
+        }
     }
 
     /// The kind's name, as configuration files spell it.

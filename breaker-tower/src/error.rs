@@ -33,6 +33,23 @@ use breaker_core::CallError;
 ///     CallError::<std::io::Error>::Rejected(rejected).http_response().unwrap();
 /// assert_eq!(response.status(), 503);
 /// assert_eq!(response.headers()["retry-after"], "30");
+///
+/// // A retry that ran out on 503s, with `fail-after-max-attempts`: 502.
+/// let retry = breaker_core::Retry::new(
+///     "inventory",
+///     breaker_core::RetryConfig::builder()
+///         .max_attempts(2)
+///         .wait_duration(Duration::ZERO)
+///         .fail_after_max_attempts(true)
+///         .build()?,
+/// );
+/// let unavailable = breaker_core::Classifier::new().result(|status: &u16| *status == 503);
+/// let exhausted = retry
+///     .call_sync_with(&unavailable, || Ok::<u16, std::io::Error>(503))
+///     .unwrap_err();
+/// let response: http::Response<String> = exhausted.http_response().unwrap();
+/// assert_eq!(response.status(), 502);
+/// assert_eq!(response.body(), "Retry 'inventory' has exhausted all attempts (2)");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait ErrorResponse {

@@ -43,6 +43,11 @@ const UNSUPPORTED: &[(&str, &str)] = &[
          enable-exponential-backoff and enable-randomized-wait",
     ),
     (
+        "consume-result-before-retry-attempt",
+        "breaker cannot load a Java consumer class: handle a retried result in the code of the \
+         attempt, or hear every retry with Retry::subscribe",
+    ),
+    (
         "max-retry-attempts",
         "this older Resilience4j key was replaced by max-attempts (the first call included)",
     ),

@@ -8,10 +8,11 @@ use crate::classify::ErrorKind;
 use crate::concurrent_map::ConcurrentMap;
 use crate::config::bulkhead::BulkheadConfig;
 use crate::config::file::{self, CodeConfigs, Format, LoadError, CONFIG_ENV};
+use crate::config::retry::RetryConfig;
 use crate::config::{tags, Config, ConfigError, DEFAULT_CONFIG};
 use crate::env::Env;
-use crate::registry::bulkheads::Bulkheads;
 use crate::registry::keyed::{KeyedGroups, KeyedLimits};
+use crate::registry::members::Members;
 use crate::registry::{Inner, Registry};
 use crate::time::clock::Clock;
 
@@ -47,11 +48,12 @@ impl Default for Registry {
 /// the builder had under those names, and a later call replaces a file's. A file's
 /// `base-config` may name a shared config given in code, and its `record-exceptions` and
 /// `ignore-exceptions` name [error kinds](RegistryBuilder::error_kind) registered before it is
-/// loaded. Breakers and bulkheads are configured apart, each pattern with its own shared
-/// configs and instances (`resilience4j.circuitbreaker.*` and `resilience4j.bulkhead.*` in a
-/// file; [`instance`](RegistryBuilder::instance) and
-/// [`bulkhead_instance`](RegistryBuilder::bulkhead_instance) in code), so a breaker and a
-/// bulkhead may share a name.
+/// loaded. Breakers, bulkheads and retries are configured apart, each pattern with its own
+/// shared configs and instances (`resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*` and
+/// `resilience4j.retry.*` in a file; [`instance`](RegistryBuilder::instance),
+/// [`bulkhead_instance`](RegistryBuilder::bulkhead_instance) and
+/// [`retry_instance`](RegistryBuilder::retry_instance) in code), so a breaker, a bulkhead and a
+/// retry may share a name.
 #[derive(Debug, Default)]
 pub struct RegistryBuilder {
     clock: Option<Clock>,
@@ -59,6 +61,8 @@ pub struct RegistryBuilder {
     instances: HashMap<String, Config>,
     bulkhead_configs: HashMap<String, BulkheadConfig>,
     bulkhead_instances: HashMap<String, BulkheadConfig>,
+    retry_configs: HashMap<String, RetryConfig>,
+    retry_instances: HashMap<String, RetryConfig>,
     kinds: HashMap<String, ErrorKind>,
     /// Tags for every exported metric (`tags.<name>`), by label name.
     tags: BTreeMap<String, String>,
@@ -130,6 +134,25 @@ impl RegistryBuilder {
     /// The config of the bulkhead named `name` (Spring's `resilience4j.bulkhead.instances.<name>`).
     pub fn bulkhead_instance(mut self, name: &str, config: BulkheadConfig) -> Self {
         self.bulkhead_instances.insert(name.to_owned(), config);
+        self
+    }
+
+    /// The `default` shared config of retries (Spring's `resilience4j.retry.configs.default`):
+    /// the config of every retry without an instance config.
+    pub fn retry_default_config(self, config: RetryConfig) -> Self {
+        self.retry_shared_config(DEFAULT_CONFIG, config)
+    }
+
+    /// A named shared config of retries (Spring's `resilience4j.retry.configs.<name>`), for
+    /// [`Registry::retry_shared_config`] and as a base for a file's retry instances.
+    pub fn retry_shared_config(mut self, name: &str, config: RetryConfig) -> Self {
+        self.retry_configs.insert(name.to_owned(), config);
+        self
+    }
+
+    /// The config of the retry named `name` (Spring's `resilience4j.retry.instances.<name>`).
+    pub fn retry_instance(mut self, name: &str, config: RetryConfig) -> Self {
+        self.retry_instances.insert(name.to_owned(), config);
         self
     }
 
@@ -233,6 +256,7 @@ impl RegistryBuilder {
         let code = CodeConfigs {
             breakers: &self.configs,
             bulkheads: &self.bulkhead_configs,
+            retries: &self.retry_configs,
         };
         let loaded = file::load(format, name, bytes, code, &self.kinds)?;
         file::check_tag_count(name, &self.tags, &loaded.tags)?;
@@ -240,6 +264,8 @@ impl RegistryBuilder {
         self.instances.extend(loaded.breakers.instances);
         self.bulkhead_configs.extend(loaded.bulkheads.configs);
         self.bulkhead_instances.extend(loaded.bulkheads.instances);
+        self.retry_configs.extend(loaded.retries.configs);
+        self.retry_instances.extend(loaded.retries.instances);
         self.tags.extend(
             loaded
                 .tags
@@ -287,7 +313,8 @@ impl RegistryBuilder {
                 keyed_limits: self.keyed_limits,
                 keyed_limits_by_name: self.keyed_limits_by_name,
                 hooks: Arc::default(),
-                bulkheads: Bulkheads::new(self.bulkhead_configs, self.bulkhead_instances),
+                bulkheads: Members::new(self.bulkhead_configs, self.bulkhead_instances),
+                retries: Members::new(self.retry_configs, self.retry_instances),
                 read_config_env: self.read_config_env,
             }),
         }

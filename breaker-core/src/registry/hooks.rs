@@ -1,22 +1,26 @@
-//! Hooks on a registry's sets of breakers and of bulkheads, for code outside the registry that
-//! must hear of every member (the metrics export, the Redis hint, the operations surface, an
-//! application's own bookkeeping).
+//! Hooks on a registry's sets of breakers, of bulkheads and of retries, for code outside the
+//! registry that must hear of every member (the metrics export, the Redis hint, the operations
+//! surface, an application's own bookkeeping).
 //!
 //! Nothing here depends on what the members are: [`RegistryEvent`] and [`Hooks`] take the
 //! member's handle as a type parameter, [`CircuitBreaker`] unless another is named, so the
-//! registry's bulkheads ([`Bulkhead`](crate::Bulkhead)) publish the same events through hooks
-//! of their own ([`Registry::on_bulkhead_registry_event`](crate::Registry::on_bulkhead_registry_event)).
+//! registry's bulkheads ([`Bulkhead`](crate::Bulkhead)) and retries
+//! ([`Retry`](crate::Retry)) publish the same events through hooks of their own
+//! ([`Registry::on_bulkhead_registry_event`](crate::Registry::on_bulkhead_registry_event),
+//! [`Registry::on_retry_registry_event`](crate::Registry::on_retry_registry_event)).
 
 use std::sync::{Arc, Mutex};
 
 use crate::breaker::CircuitBreaker;
 
-/// Something that happened to a registry's set of breakers, or of bulkheads.
+/// Something that happened to a registry's set of breakers, of bulkheads or of retries.
 ///
 /// `P` is the handle of the registry's members: [`CircuitBreaker`] for the breakers of a
 /// [`Registry`](crate::Registry) ([`on_registry_event`](crate::Registry::on_registry_event)),
 /// [`Bulkhead`](crate::Bulkhead) for its bulkheads
-/// ([`on_bulkhead_registry_event`](crate::Registry::on_bulkhead_registry_event)).
+/// ([`on_bulkhead_registry_event`](crate::Registry::on_bulkhead_registry_event)),
+/// [`Retry`](crate::Retry) for its retries
+/// ([`on_retry_registry_event`](crate::Registry::on_retry_registry_event)).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum RegistryEvent<'a, P = CircuitBreaker> {
@@ -24,12 +28,14 @@ pub enum RegistryEvent<'a, P = CircuitBreaker> {
     /// now in the registry.
     Added(&'a P),
     /// A member left the registry: [`Registry::remove`](crate::Registry::remove),
-    /// [`Keyed::remove`](crate::Keyed::remove), eviction of an idle keyed breaker, or
-    /// [`Registry::remove_bulkhead`](crate::Registry::remove_bulkhead). It is detached: it works
+    /// [`Keyed::remove`](crate::Keyed::remove), eviction of an idle keyed breaker,
+    /// [`Registry::remove_bulkhead`](crate::Registry::remove_bulkhead) or
+    /// [`Registry::remove_retry`](crate::Registry::remove_retry). It is detached: it works
     /// on for whoever holds it, unheard by the registry's listeners.
     Removed(&'a P),
     /// [`Registry::replace`](crate::Registry::replace) gave the name to a new breaker; the old
-    /// one is detached. (Bulkheads are not replaced: their hooks hear `Added` and `Removed`.)
+    /// one is detached. (Bulkheads and retries are not replaced: their hooks hear `Added` and
+    /// `Removed`.)
     Replaced {
         /// The breaker that had the name.
         old: &'a P,

@@ -1,11 +1,12 @@
-//! Named breakers and bulkheads: get-or-create by name, shared configs, per-instance
+//! Named breakers, bulkheads and retries: get-or-create by name, shared configs, per-instance
 //! overrides, keyed breakers.
 //!
-//! `mod.rs` holds the registry itself, its breakers and its public methods on bulkheads;
-//! `builder.rs` builds one (from code and files), `global.rs` is the process-wide one the
-//! attribute uses, `keyed.rs` the run-time keyed groups, `bulkheads.rs` the bulkheads beside
-//! the breakers, `named.rs` the slot of a plain name that both use, and `hooks.rs` the public
-//! hooks on its sets of breakers and of bulkheads.
+//! `mod.rs` holds the registry itself, its breakers and its public methods on bulkheads and
+//! retries; `builder.rs` builds one (from code and files), `global.rs` is the process-wide one
+//! the attribute uses, `keyed.rs` the run-time keyed groups, `members.rs` the set of one
+//! pattern's members beside the breakers (`bulkheads.rs` and `retries.rs` say what a bulkhead
+//! and a retry are to it), `named.rs` the slot of a plain name that they all use, and
+//! `hooks.rs` the public hooks on its sets of breakers, of bulkheads and of retries.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -15,14 +16,16 @@ use crate::breaker::CircuitBreaker;
 use crate::bulkhead::{Bulkhead, BulkheadEvent};
 use crate::concurrent_map::ConcurrentMap;
 use crate::config::bulkhead::BulkheadConfig;
+use crate::config::retry::RetryConfig;
 use crate::config::{Config, DEFAULT_CONFIG};
 use crate::env::Env;
 use crate::event::listeners::Subscription;
 use crate::event::Event;
-use crate::registry::bulkheads::Bulkheads;
 use crate::registry::hooks::{Hooks, RegistryEvent};
 use crate::registry::keyed::{GroupEnv, Keyed, KeyedGroups, KeyedLimits};
+use crate::registry::members::Members;
 use crate::registry::named::Named;
+use crate::retry::{Retry, RetryEvent};
 use crate::time::clock::Clock;
 
 pub(crate) mod builder;
@@ -30,17 +33,20 @@ pub(crate) mod bulkheads;
 pub(crate) mod global;
 pub(crate) mod hooks;
 pub(crate) mod keyed;
+pub(crate) mod members;
 pub(crate) mod named;
+pub(crate) mod retries;
 
-/// A set of named breakers and bulkheads with their configuration, one clock and one timer
-/// scheduler.
+/// A set of named breakers, bulkheads and retries with their configuration, one clock and one
+/// timer scheduler.
 ///
 /// `breaker(name)` returns the breaker of that name, creating it on first use with the
 /// instance configuration of that name if there is one, else the `default` shared config.
 /// Keyed breakers (one per run-time key) live in groups, one per name: [`Registry::keyed`].
 /// [`bulkhead(name)`](Registry::bulkhead) does the same for bulkheads, which have configs of
 /// their own (Spring's `resilience4j.bulkhead.*`), so a breaker and a bulkhead may share a
-/// name. Cloning gives another handle to the same registry.
+/// name; [`retry(name)`](Registry::retry) does the same for retries
+/// (`resilience4j.retry.*`). Cloning gives another handle to the same registry.
 ///
 /// # Lifecycle
 ///
@@ -76,7 +82,9 @@ pub(crate) struct Inner {
     /// Run for every change to the set of breakers.
     pub(crate) hooks: Arc<Hooks>,
     /// The bulkheads, beside the breakers.
-    pub(crate) bulkheads: Bulkheads,
+    pub(crate) bulkheads: Members<Bulkhead>,
+    /// The retries, beside the breakers and bulkheads.
+    pub(crate) retries: Members<Retry>,
     /// Whether the builder read `BREAKER_CONFIG` (`load_env`).
     pub(crate) read_config_env: bool,
 }
@@ -272,7 +280,8 @@ impl Registry {
     /// timer leaves the queue when the state is left, plus one sweep timer per keyed group
     /// that has breakers and evicts idle ones, plus one refresh timer of the metrics export
     /// (`MetricsExport`, feature `metrics`) while it exports breakers, plus one per call waiting
-    /// for a place in one of its bulkheads (the end of its `max-wait-duration`).
+    /// for a place in one of its bulkheads (the end of its `max-wait-duration`), plus one per
+    /// call of one of its retries waiting between two attempts.
     pub fn pending_timers(&self) -> usize {
         self.inner.env.scheduler().pending()
     }
@@ -359,11 +368,93 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// The retry named `name`, created on first use with its instance config, else the retry
+    /// shared config `default` ([`retry_config_for`]). Every call with the same name returns
+    /// the same retry until it is [removed](Registry::remove_retry).
+    ///
+    /// The retry runs on the registry's clock and scheduler, so on a
+    /// [`ManualClock`](crate::ManualClock) its waits between attempts end when the clock is
+    /// advanced past them; its randomized waits draw from a sequence made from the registry's
+    /// [seed](crate::RegistryBuilder::random_seed) and its name.
+    ///
+    /// [`retry_config_for`]: Registry::retry_config_for
+    pub fn retry(&self, name: &str) -> Retry {
+        self.inner.retries.get_or_add(name, &self.inner.env)
+    }
+
+    /// The retry named `name`, if it exists.
+    pub fn find_retry(&self, name: &str) -> Option<Retry> {
+        self.inner.retries.find(name)
+    }
+
+    /// Every retry in the registry, sorted by name.
+    pub fn retries(&self) -> Vec<Retry> {
+        self.inner.retries.all()
+    }
+
+    /// Removes the retry named `name` and returns it; publishes [`RegistryEvent::Removed`]. As
+    /// a removed breaker (see [`Registry`]'s lifecycle), it is detached: whoever holds it keeps
+    /// a working retry, with its metrics and its own listeners, but
+    /// [`subscribe_retries`](Registry::subscribe_retries) listeners no longer hear it; the next
+    /// `retry(name)` makes a fresh one from the registry's config.
+    pub fn remove_retry(&self, name: &str) -> Option<Retry> {
+        self.inner.retries.remove(name)
+    }
+
+    /// The configuration the retry named `name` is created with: its instance config
+    /// (`resilience4j.retry.instances.<name>`, or
+    /// [`retry_instance`](crate::RegistryBuilder::retry_instance)), else the retry shared config
+    /// `default`, else [`RetryConfig::default`].
+    pub fn retry_config_for(&self, name: &str) -> &RetryConfig {
+        self.inner.retries.config_for(name)
+    }
+
+    /// A retry shared config by name (`default`, or any other the registry was built with:
+    /// `resilience4j.retry.configs.<name>`, or
+    /// [`retry_shared_config`](crate::RegistryBuilder::retry_shared_config)).
+    pub fn retry_shared_config(&self, name: &str) -> Option<&RetryConfig> {
+        self.inner.retries.shared_config(name)
+    }
+
+    /// Calls `hook` for every change to this registry's set of retries from now on: every
+    /// retry it creates, right after it is added ([`RegistryEvent::Added`]), and every retry
+    /// removed, right after it left ([`RegistryEvent::Removed`]). Hooks run on the thread that
+    /// made the change, with no lock of the registry held.
+    pub fn on_retry_registry_event<F>(&self, hook: F)
+    where
+        F: Fn(&RegistryEvent<'_, Retry>) + Send + Sync + 'static,
+    {
+        self.inner.retries.hooks().add_for_ever(hook);
+    }
+
+    /// [`on_retry_registry_event`](Registry::on_retry_registry_event) for a hook that belongs
+    /// to `owner`, as [`on_registry_event_for`](Registry::on_registry_event_for): the registry
+    /// holds `owner` weakly and drops the hook at the first change after `owner` is gone.
+    pub fn on_retry_registry_event_for<T, F>(&self, owner: &Arc<T>, hook: F)
+    where
+        T: Send + Sync + 'static,
+        F: Fn(&T, &RegistryEvent<'_, Retry>) + Send + Sync + 'static,
+    {
+        self.inner.retries.hooks().add_for_owner(owner, hook);
+    }
+
+    /// Calls `listener` for every event of every retry in this registry (not of retries
+    /// removed from it), until the [`Subscription`] is dropped.
+    pub fn subscribe_retries<F>(&self, listener: F) -> Subscription
+    where
+        F: Fn(&RetryEvent) + Send + Sync + 'static,
+    {
+        self.inner.env.retry_listeners().add(Arc::new(listener))
+    }
+}
+
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("breakers", &self.inner.breakers.len())
             .field("bulkheads", &self.inner.bulkheads.len())
+            .field("retries", &self.inner.retries.len())
             .field("clock", &self.inner.env.clock())
             .finish_non_exhaustive()
     }

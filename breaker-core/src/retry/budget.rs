@@ -224,6 +224,25 @@ mod tests {
     }
 
     #[test]
+    fn threads_asking_at_once_get_exactly_what_the_budget_allows() {
+        // 100 retries a second over 1 s, no calls: four threads ask 100 times each.
+        let budget = Budget::new(0.2, SECOND, 100, at(0));
+        let allowed = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..100 {
+                        if budget.try_withdraw(at(0), 0) {
+                            allowed.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(allowed.into_inner(), 100);
+    }
+
+    #[test]
     fn a_long_window_keeps_a_bounded_ring() {
         let budget = Budget::new(0.2, Duration::from_secs(86_400), 1, at(0));
         assert_eq!(budget.buckets.len() as u64, MAX_BUCKETS);

@@ -38,11 +38,16 @@ where
     let mut in_retry = InRetry::new(core);
     let mut attempt = 1;
     loop {
-        let result = make().await;
-        match core.after_attempt(attempt, core.classify(classify, &result), &mut in_retry) {
-            Step::Retry(wait) => Sleep::new(core, wait).await,
-            step => return core.end(step, attempt, result),
-        }
+        // The attempt's result ends in this block: a wait holds nothing of it (so the future
+        // is `Send` whatever the result's type, and a failed attempt's value is freed first).
+        let wait = {
+            let result = make().await;
+            match core.after_attempt(attempt, core.classify(classify, &result), &mut in_retry) {
+                Step::Retry(wait) => wait,
+                step => return core.end(step, attempt, result),
+            }
+        };
+        Sleep::new(core, wait).await;
         attempt += 1;
     }
 }

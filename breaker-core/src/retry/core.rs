@@ -162,7 +162,7 @@ impl RetryCore {
     }
 
     /// The calls the budget counts: every ended call and every call between its retries.
-    fn calls(&self) -> u64 {
+    pub(super) fn calls(&self) -> u64 {
         let c = &self.counters;
         [
             &c.succeeded_without_retry,

@@ -166,6 +166,11 @@ fn dropping_the_call_mid_wait_removes_its_timer_and_starts_no_attempt() {
     assert_eq!(metrics.failed_calls_with_retry_attempt(), 0);
     assert_eq!(metrics.failed_calls_without_retry_attempt(), 0);
     assert_eq!(retry.core.counts(), [0; 5]);
+    assert_eq!(
+        retry.core.calls(),
+        0,
+        "the budget no longer counts it as in retry"
+    );
 }
 
 #[test]

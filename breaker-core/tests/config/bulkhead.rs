@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use breaker_core::{BulkheadConfig, Format, LoadErrorKind, Registry};
 
-use crate::files::{data, load};
+use crate::files::{self, data, load, FORMATS};
 use crate::support::logs;
 
 fn bulkhead(calls: u32, wait: Duration, fair: bool, buffer: u32) -> BulkheadConfig {
@@ -21,39 +21,10 @@ fn bulkhead(calls: u32, wait: Duration, fair: bool, buffer: u32) -> BulkheadConf
         .unwrap()
 }
 
-/// The same key written `key = value` in `format`, in `resilience4j.bulkhead.<group>.<name>`,
-/// and the line it is on.
+/// One key of a `resilience4j.bulkhead` section in `format`, and the line it is on.
 fn one_key(format: Format, group: &str, name: &str, key: &str, value: &str) -> (String, u32) {
-    match format {
-        Format::Properties => (
-            format!("# a bulkhead\nresilience4j.bulkhead.{group}.{name}.{key}={value}\n"),
-            2,
-        ),
-        Format::Yaml => (
-            format!(
-                "resilience4j:\n  bulkhead:\n    {group}:\n      {name}:\n        {key}: {value}\n"
-            ),
-            5,
-        ),
-        Format::Toml => {
-            let value = match value.parse::<i64>() {
-                Ok(n) => n.to_string(),
-                Err(_) => format!("\"{value}\""),
-            };
-            (
-                format!("[resilience4j.bulkhead.{group}.{name}]\n{key} = {value}\n"),
-                2,
-            )
-        }
-        _ => unreachable!("three formats"),
-    }
+    files::one_key(format, "bulkhead", group, name, key, value)
 }
-
-const FORMATS: [(Format, &str); 3] = [
-    (Format::Properties, "application.properties"),
-    (Format::Yaml, "application.yml"),
-    (Format::Toml, "application.toml"),
-];
 
 /// A Spring Boot file with breakers and bulkheads for the same backends (`configs.default`,
 /// a second shared config, `base-config`, a bracketed name, tags in both sections, a

@@ -22,6 +22,54 @@ pub(crate) fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The three formats, each with a file name of its extension.
+pub(crate) const FORMATS: [(Format, &str); 3] = [
+    (Format::Properties, "application.properties"),
+    (Format::Yaml, "application.yml"),
+    (Format::Toml, "application.toml"),
+];
+
+/// One key written `key = value` in `format`, in `resilience4j.<root>.<group>.<name>`, and the
+/// line it is on. In TOML a whole number, a decimal number or a boolean is written bare, and
+/// anything else as a string.
+pub(crate) fn one_key(
+    format: Format,
+    root: &str,
+    group: &str,
+    name: &str,
+    key: &str,
+    value: &str,
+) -> (String, u32) {
+    match format {
+        Format::Properties => (
+            format!("# one key\nresilience4j.{root}.{group}.{name}.{key}={value}\n"),
+            2,
+        ),
+        Format::Yaml => (
+            format!(
+                "resilience4j:\n  {root}:\n    {group}:\n      {name}:\n        {key}: {value}\n"
+            ),
+            5,
+        ),
+        Format::Toml => {
+            let bare = value.parse::<i64>().is_ok()
+                || value.parse::<f64>().is_ok_and(f64::is_finite)
+                || value == "true"
+                || value == "false";
+            let value = if bare {
+                value.to_owned()
+            } else {
+                format!("\"{value}\"")
+            };
+            (
+                format!("[resilience4j.{root}.{group}.{name}]\n{key} = {value}\n"),
+                2,
+            )
+        }
+        _ => unreachable!("three formats"),
+    }
+}
+
 pub(crate) fn load(format: Format, name: &str, text: &str) -> Result<Registry, LoadError> {
     Registry::builder()
         .load_str(format, name, text)

@@ -9,6 +9,8 @@ use breaker_core::{
     BulkheadConfig, BulkheadEvent, BulkheadEventKind, ManualClock, Registry, RegistryEvent,
 };
 
+use crate::support::spin_until;
+
 fn limit(calls: u32, wait: Duration) -> BulkheadConfig {
     BulkheadConfig::builder()
         .max_concurrent_calls(calls)
@@ -25,15 +27,6 @@ fn manual(config: BulkheadConfig) -> (ManualClock, Registry) {
         .bulkhead_default_config(config)
         .build();
     (clock, registry)
-}
-
-/// Until `done` holds, letting other threads run (no sleep: the condition is what is awaited).
-fn spin_until(mut done: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !done() {
-        assert!(start.elapsed() < Duration::from_secs(30), "gave up waiting");
-        std::thread::yield_now();
-    }
 }
 
 #[test]

@@ -24,6 +24,7 @@ mod properties;
 mod registry;
 mod reject_log;
 mod retry;
+mod retry_registry;
 mod slow_calls;
 mod soak;
 mod timeouts;

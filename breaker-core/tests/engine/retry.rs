@@ -256,6 +256,36 @@ async fn the_async_call_makes_a_fresh_attempt_each_time() {
     assert_eq!(kinds(&retry), [0, 1, 0, 0]);
 }
 
+/// The async call's future is `Send` when the attempts' futures are, whatever the result's
+/// types (none is held across a wait), so it can be spawned on a multi-thread runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_async_call_can_be_spawned() {
+    fn send<F: std::future::Future + Send>(f: F) -> F {
+        f
+    }
+    let retry = retry("retry-engine:spawned", config().max_attempts(2));
+    let spawned = tokio::spawn(async move {
+        let failed = Arc::new(Mutex::new(false));
+        let call = retry.call(|| {
+            let failed = Arc::clone(&failed);
+            // A result type that is not `Send` (`Rc`): the call is `Send` only because no
+            // attempt's result is held across the wait that follows it.
+            async move {
+                if std::mem::replace(&mut *failed.lock().unwrap(), true) {
+                    Ok(std::rc::Rc::new(7))
+                } else {
+                    Err(std::rc::Rc::new(Fault::Io))
+                }
+            }
+        });
+        send(call)
+            .await
+            .map(|n| *n)
+            .map_err(|e| e.inner().is_some())
+    });
+    assert_eq!(spawned.await.unwrap(), Ok::<_, bool>(7));
+}
+
 #[test]
 fn the_four_kinds_count_every_way_a_call_ends() {
     let ignored = ErrorKind::new("Rejected", |e: &Fault| *e == Fault::Rejected);

@@ -16,3 +16,16 @@ pub(crate) fn manual_registry(config: Config) -> (ManualClock, Registry) {
         .build();
     (clock, registry)
 }
+
+/// Until `done` holds, letting other threads run (no sleep: the condition is what is awaited);
+/// fails the test after 30 s of real time.
+pub(crate) fn spin_until(mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "gave up waiting"
+        );
+        std::thread::yield_now();
+    }
+}

@@ -7,6 +7,7 @@ use super::document::{Document, Entry, Section};
 use super::error::{LoadError, LoadErrorKind};
 use super::resolve::{Merged, Resolver, Root};
 use super::spelling::Group;
+use crate::classify::BUILT_IN_NAMES;
 use crate::config::table::{ErrorKinds, Pattern, TableKey};
 use crate::config::ConfigError;
 
@@ -86,7 +87,8 @@ fn unknown_kind<P: Pattern>(
             names.join(", ")
         )
     };
-    let expected = format!("{expected}, or the built-in `BulkheadFullException`");
+    let built_in: Vec<String> = BUILT_IN_NAMES.iter().map(|n| format!("`{n}`")).collect();
+    let expected = format!("{expected}, or a built-in kind: {}", built_in.join(", "));
     doc.error(
         LoadErrorKind::UnknownErrorKind,
         format!(

@@ -157,6 +157,8 @@ pub(super) trait Sections {
     fn tag(&mut self, raw_name: &str, value: &str, line: u32) -> Result<(), LoadError>;
     /// What `raw_key` is among the pattern's keys: a known key's canonical name and kind.
     fn lookup(&self, raw_key: &str) -> Lookup<(&'static str, ValueKind)>;
+    /// The pattern's keys whose value is a list (of error kinds), by canonical name.
+    fn list_keys(&self) -> Vec<&'static str>;
 }
 
 impl<P: Pattern> Sections for Document<'_, P> {
@@ -339,6 +341,14 @@ impl<P: Pattern> Sections for Document<'_, P> {
     fn lookup(&self, raw_key: &str) -> Lookup<(&'static str, ValueKind)> {
         spelling::lookup::<P>(raw_key).map(|key| (key.name(), key.value_kind()))
     }
+
+    fn list_keys(&self) -> Vec<&'static str> {
+        P::Key::ALL
+            .iter()
+            .filter(|k| k.value_kind() == ValueKind::Kinds)
+            .map(|k| k.name())
+            .collect()
+    }
 }
 
 /// A file being read: the document of every pattern it may configure, found by its root, and
@@ -375,6 +385,20 @@ impl<'r, 'f> Reading<'r, 'f> {
     /// Pattern `p`'s root (`circuitbreaker`).
     pub(super) fn root(&self, p: usize) -> &'static str {
         self.patterns[p].root()
+    }
+
+    /// The sections read, in words: `resilience4j.circuitbreaker, resilience4j.bulkhead or
+    /// resilience4j.retry`.
+    pub(super) fn modules(&self) -> String {
+        let names: Vec<String> = self
+            .patterns
+            .iter()
+            .map(|p| format!("resilience4j.{}", p.root()))
+            .collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.concat(),
+        }
     }
 
     /// Pattern `p`'s section `group.name`, created at `line` if it is new.
@@ -419,5 +443,10 @@ impl<'r, 'f> Reading<'r, 'f> {
     /// What `raw_key` is among pattern `p`'s keys.
     pub(super) fn lookup(&self, p: usize, raw_key: &str) -> Lookup<(&'static str, ValueKind)> {
         self.patterns[p].lookup(raw_key)
+    }
+
+    /// Pattern `p`'s list keys, in words: `record-exceptions or ignore-exceptions`.
+    pub(super) fn list_keys(&self, p: usize) -> String {
+        self.patterns[p].list_keys().join(" or ")
     }
 }

@@ -2,12 +2,13 @@
 //! loaded into a [`RegistryBuilder`].
 //!
 //! The three formats describe the same thing as Spring's `resilience4j.<pattern>.*`:
-//! `configs.<name>` (shared configs, `default` among them), `instances.<name>` (one breaker or
-//! bulkhead each) and `tags.<name>` (the registry's metric tags), with the keys of the
+//! `configs.<name>` (shared configs, `default` among them), `instances.<name>` (one breaker,
+//! bulkhead or retry each) and `tags.<name>` (the registry's metric tags), with the keys of the
 //! pattern's table (for the circuit breaker [`crate::config::keys`], for the bulkhead
-//! [`crate::bulkhead::keys`]) in any of Spring's relaxed spellings. Breaker reads the
-//! `circuitbreaker` and `bulkhead` patterns; the sections of Resilience4j's other modules are
-//! skipped (a time limiter's timeout and a thread-pool bulkhead with a warning).
+//! [`crate::bulkhead::keys`], for the retry [`crate::retry::keys`]) in any of Spring's relaxed
+//! spellings. Breaker reads the `circuitbreaker`, `bulkhead` and `retry` patterns; the sections
+//! of Resilience4j's other modules are skipped (a time limiter's timeout and a thread-pool
+//! bulkhead with a warning).
 //!
 //! Loading is all or nothing: the file is parsed, every value checked, every `base-config`
 //! followed and every config built before anything reaches the builder. The first problem is
@@ -40,7 +41,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use crate::config::bulkhead::BulkheadConfig;
-use crate::config::table::ErrorKinds;
+use crate::config::retry::RetryConfig;
+use crate::config::table::{ErrorKinds, Pattern};
 use crate::config::{tags, Config};
 use crate::log_safe::LogSafe;
 
@@ -48,12 +50,13 @@ use build::Built;
 use document::{Document, Notes, Reading, Sections};
 pub use error::{LoadError, LoadErrorKind};
 
-/// What a file gives the registry: the configs of its circuit breakers and of its bulkheads,
-/// and its tags.
+/// What a file gives the registry: the configs of its circuit breakers, of its bulkheads and
+/// of its retries, and its tags.
 #[derive(Debug)]
 pub(crate) struct Loaded {
     pub(crate) breakers: Built<Config>,
     pub(crate) bulkheads: Built<BulkheadConfig>,
+    pub(crate) retries: Built<RetryConfig>,
     /// The tags of every pattern's section (`resilience4j.<pattern>.tags.<name>`), each once:
     /// (label name, value, line). The registry has one set of tags, on every metric it exports.
     pub(crate) tags: Vec<(String, String, u32)>,
@@ -65,6 +68,7 @@ pub(crate) struct Loaded {
 pub(crate) struct CodeConfigs<'a> {
     pub(crate) breakers: &'a HashMap<String, Config>,
     pub(crate) bulkheads: &'a HashMap<String, BulkheadConfig>,
+    pub(crate) retries: &'a HashMap<String, RetryConfig>,
 }
 
 /// The environment variable that points the global registry at a configuration file
@@ -114,39 +118,53 @@ pub(crate) fn load(
     let text = decode(format, file, bytes)?;
     let mut breaker_doc = Document::<Config>::new(file);
     let mut bulkhead_doc = Document::<BulkheadConfig>::new(file);
+    let mut retry_doc = Document::<RetryConfig>::new(file);
     let notes = read(
         format,
         file,
         &text,
-        vec![&mut breaker_doc, &mut bulkhead_doc],
+        vec![&mut breaker_doc, &mut bulkhead_doc, &mut retry_doc],
     )?;
     let mut breakers = build::build_all(&breaker_doc, code.breakers, kinds)?;
     let mut bulkheads = build::build_all(&bulkhead_doc, code.bulkheads, kinds)?;
+    let mut retries = build::build_all(&retry_doc, code.retries, kinds)?;
     let tags = merge_tags(
         file,
-        std::mem::take(&mut breakers.tags),
-        std::mem::take(&mut bulkheads.tags),
+        [
+            std::mem::take(&mut breakers.tags),
+            std::mem::take(&mut bulkheads.tags),
+            std::mem::take(&mut retries.tags),
+        ],
     )?;
     note(file, &notes);
     Ok(Loaded {
         breakers,
         bulkheads,
+        retries,
         tags,
     })
 }
 
-/// One list of the registry's tags from the breakers' (`first`) and the bulkheads' (`second`)
-/// sections: a tag both give with the same value is kept once, with different values it is an
-/// error at the second one's line.
+/// The patterns whose sections a file's tags may sit in, in the order [`merge_tags`] takes
+/// their tags.
+const TAGGED: [&str; 3] = [Config::ROOT, BulkheadConfig::ROOT, RetryConfig::ROOT];
+
+/// One list of the registry's tags from every pattern's sections (in [`TAGGED`]'s order): a
+/// tag two sections give with the same value is kept once, with different values it is an
+/// error at the later one's line.
 fn merge_tags(
     file: &str,
-    mut first: Vec<(String, String, u32)>,
-    second: Vec<(String, String, u32)>,
+    by_pattern: [Vec<(String, String, u32)>; TAGGED.len()],
 ) -> Result<Vec<(String, String, u32)>, LoadError> {
-    for (name, value, line) in second {
-        match first.iter().find(|(n, _, _)| *n == name) {
+    let mut merged: Vec<(String, String, u32)> = Vec::new();
+    for (name, value, line) in by_pattern.into_iter().flatten() {
+        match merged.iter().find(|(n, _, _)| *n == name) {
             Some((_, v, _)) if *v == value => {}
             Some((_, v, first_line)) => {
+                let sections: Vec<String> = TAGGED
+                    .iter()
+                    .map(|root| format!("resilience4j.{root}.tags"))
+                    .collect();
                 return Err(LoadError::new(
                     LoadErrorKind::DuplicateKey,
                     file,
@@ -158,15 +176,12 @@ fn merge_tags(
                 .at(line)
                 .with_key(&format!("tags.{name}"))
                 .with_value(&value)
-                .with_expected(
-                    "one value per tag across resilience4j.circuitbreaker.tags and \
-                     resilience4j.bulkhead.tags",
-                ))
+                .with_expected(format!("one value per tag across {}", sections.join(", "))));
             }
-            None => first.push((name, value, line)),
+            None => merged.push((name, value, line)),
         }
     }
-    Ok(first)
+    Ok(merged)
 }
 
 /// Reads `text` in `format` into the documents of `patterns` (the first also takes a TOML
@@ -309,10 +324,11 @@ mod tests {
 
     /// Loads `bytes` with no configs or error kinds given in code.
     fn load_all(format: Format, bytes: &[u8]) -> Result<Loaded, LoadError> {
-        let none = (HashMap::new(), HashMap::new());
+        let none = (HashMap::new(), HashMap::new(), HashMap::new());
         let code = CodeConfigs {
             breakers: &none.0,
             bulkheads: &none.1,
+            retries: &none.2,
         };
         load(format, "test", bytes, code, &HashMap::new())
     }

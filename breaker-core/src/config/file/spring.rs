@@ -10,7 +10,7 @@
 //! may hold dots, not `]`); its entry is named by its display name `name[key]`, as TOML's
 //! `instances."name[key]"` names it. A list
 //! is comma-separated (`record-exceptions=a,b`) or indexed (`record-exceptions[0]=a`). Names
-//! of other Resilience4j modules (`resilience4j.retry.*`, ...) and of anything else
+//! of other Resilience4j modules (`resilience4j.ratelimiter.*`, ...) and of anything else
 //! (`server.port`, ...) are skipped, so a whole Spring file can be loaded; a skipped name that
 //! looks like a breaker key is noted for a warning.
 
@@ -307,7 +307,7 @@ impl<'d, 'r, 'f> Flat<'d, 'r, 'f> {
                     .in_section(&title)
                     .with_key(setting)
                     .with_value(value)
-                    .with_expected("an index only on record-exceptions or ignore-exceptions"));
+                    .with_expected(format!("an index only on {}", doc.list_keys(p))));
             }
         };
         let Ok(i) = index.parse::<u64>() else {

@@ -16,7 +16,8 @@
 //! The same tables may sit under `[resilience4j.circuitbreaker]`
 //! (`[resilience4j.circuitbreaker.instances.productService]`), as in a Spring `application.yml`
 //! turned into TOML; every `[resilience4j.<pattern>]` of a pattern being read is read so
-//! (`[resilience4j.bulkhead.instances.productService]` configures a bulkhead), and the rest of
+//! (`[resilience4j.bulkhead.instances.productService]` configures a bulkhead,
+//! `[resilience4j.retry.instances.productService]` a retry), and the rest of
 //! such a file (other tables, other Resilience4j modules) is skipped. Without that prefix, the
 //! file is breaker's alone and only `configs` and `instances` (of the first pattern read, the
 //! circuit breaker) may appear at its top.
@@ -112,7 +113,7 @@ pub(super) fn parse(text: &str, doc: &mut Reading<'_, '_>) -> Result<(), LoadErr
                 )
                 .at(lines.of(module_key.span()))
                 .with_key(module)
-                .with_expected("resilience4j.circuitbreaker or resilience4j.bulkhead"));
+                .with_expected(doc.modules()));
         };
         let section = table(module_value, module_key, "resilience4j.", &lines, doc)?;
         let prefix = format!("resilience4j.{module}.");
