@@ -61,9 +61,7 @@ pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
         .retry_instance(
             "re:open-named",
             quick()
-                .retry_exceptions([ErrorKind::of_type::<CallNotPermitted>(
-                    "CallNotPermittedException",
-                )])
+                .retry_exceptions([ErrorKind::call_not_permitted()])
                 .build()
                 .unwrap(),
         )
@@ -224,7 +222,7 @@ static RECOVER: AtomicUsize = AtomicUsize::new(0);
 /// Fails on its first attempt of every two.
 #[retry(name = "re:recover")]
 async fn recovers(id: &str) -> Result<String, ApiError> {
-    if RECOVER.fetch_add(1, Ordering::SeqCst) % 2 == 0 {
+    if RECOVER.fetch_add(1, Ordering::SeqCst).is_multiple_of(2) {
         return Err(ApiError::Down);
     }
     Ok(format!("product {id}"))
