@@ -71,30 +71,23 @@ fn args(args: &Args, errors: &mut Errors) {
             None => errors.at(Span::call_site(), message),
         }
     }
-    if let (Some(record), Some(ignore)) = (&args.record, &args.ignore) {
-        if tokens_text(record) == tokens_text(ignore) {
-            errors.spanned(
-                ignore,
-                format_args!(
-                    "`{}` and `{}` name the same predicate; an error it matches would be \
-                     ignored and never recorded",
-                    kw::RECORD,
-                    kw::IGNORE
-                ),
-            );
-        }
-    }
-    if let (Some(retry), Some(ignore)) = (&args.retry, &args.ignore) {
-        if tokens_text(retry) == tokens_text(ignore) {
-            errors.spanned(
-                ignore,
-                format_args!(
-                    "`{}` and `{}` name the same predicate; an error it matches would be \
-                     ignored and never retried",
-                    kw::RETRY,
-                    kw::IGNORE
-                ),
-            );
+    // The error predicate beside `ignore`: the breaker's `record`, the retry's `retry`.
+    let chosen = [
+        (&args.record, kw::RECORD, "recorded"),
+        (&args.retry, kw::RETRY, "retried"),
+    ];
+    for (chosen, key, what) in chosen {
+        if let (Some(chosen), Some(ignore)) = (chosen, &args.ignore) {
+            if tokens_text(chosen) == tokens_text(ignore) {
+                errors.spanned(
+                    ignore,
+                    format_args!(
+                        "`{key}` and `{}` name the same predicate; an error it matches would \
+                         be ignored and never {what}",
+                        kw::IGNORE
+                    ),
+                );
+            }
         }
     }
 }

@@ -19,6 +19,7 @@ mod readme_examples;
 mod retry;
 mod runtime;
 mod slow_calls;
+mod support;
 
 use std::sync::Once;
 

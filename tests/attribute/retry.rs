@@ -9,10 +9,8 @@
 //! `wait-duration` of 1 ms between attempts; the tests assert what happened (attempts,
 //! results, metrics, events), never how long it took.
 
-use std::future::{poll_fn, Future};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 use std::time::Duration;
 
 use breaker::{
@@ -20,9 +18,9 @@ use breaker::{
     CallNotPermitted, CallTimedOut, CircuitBreaker, Config, ErrorKind, MaxRetriesExceeded,
     Registry, RegistryBuilder, Retry, RetryConfig, RetryEventKind, State,
 };
-use tokio::sync::Semaphore;
 
 use crate::init;
+use crate::support::{poll_once, Gate};
 
 /// This module's retries, breakers and bulkheads in the binary's global registry.
 pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
@@ -545,37 +543,6 @@ async fn the_fallback_runs_once_after_every_attempt_not_inside_the_retry() {
 
 // --- around #[bulkhead]: a refusal is retried, each attempt takes its own place -----------
 
-/// Where a guarded call waits until the test lets it finish.
-struct Gate {
-    entered: AtomicUsize,
-    passes: Semaphore,
-}
-
-impl Gate {
-    const fn new() -> Gate {
-        Gate {
-            entered: AtomicUsize::new(0),
-            passes: Semaphore::const_new(0),
-        }
-    }
-
-    async fn enter(&self, wait: bool) {
-        self.entered.fetch_add(1, Ordering::SeqCst);
-        if wait {
-            self.passes.acquire().await.expect("never closed").forget();
-        }
-    }
-
-    fn entered(&self) -> usize {
-        self.entered.load(Ordering::SeqCst)
-    }
-}
-
-/// Polls `fut` once: a guarded call that parks in its [`Gate`] is then in flight.
-async fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
-    poll_fn(|cx| Poll::Ready(std::pin::Pin::new(&mut *fut).poll(cx))).await
-}
-
 static FULL: Gate = Gate::new();
 
 #[bulkhead(name = "re:full")]
@@ -612,7 +579,7 @@ async fn a_full_bulkhead_is_retried_and_each_attempt_asks_for_a_place() {
         .count();
     assert_eq!(rejections, 3, "one place asked for per attempt");
     assert_eq!(breaker_of("re:full").metrics().failed_calls, 3);
-    FULL.passes.add_permits(1);
+    FULL.open(1);
     assert_eq!(held.await, Ok(()));
 }
 
