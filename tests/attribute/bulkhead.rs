@@ -18,12 +18,11 @@ use std::time::Duration;
 
 use breaker::{
     bulkhead, circuit_breaker, Bulkhead, BulkheadConfig, BulkheadEventKind, BulkheadFull,
-    CallError, CallNotPermitted, CallTimedOut, CircuitBreaker, Config, ErrorKind, Format, Registry,
-    RegistryBuilder, State,
+    CallError, CircuitBreaker, Config, ErrorKind, Format, Registry, RegistryBuilder, State,
 };
 
 use crate::init;
-use crate::support::{poll_once, Gate};
+use crate::support::{full, poll_once, rejected, ApiError, Gate};
 
 /// This module's breakers and bulkheads in the binary's global registry.
 pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
@@ -127,50 +126,6 @@ pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
              io.github.resilience4j.bulkhead.BulkheadFullException\n",
         )
         .expect("the test's file loads")
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum ApiError {
-    Down,
-    Full { bulkhead: String },
-    Rejected { breaker: String },
-    TimedOut { breaker: String },
-}
-
-impl From<BulkheadFull> for ApiError {
-    fn from(e: BulkheadFull) -> Self {
-        ApiError::Full {
-            bulkhead: e.bulkhead_name().to_owned(),
-        }
-    }
-}
-
-impl From<CallNotPermitted> for ApiError {
-    fn from(e: CallNotPermitted) -> Self {
-        ApiError::Rejected {
-            breaker: e.breaker_name().to_owned(),
-        }
-    }
-}
-
-impl From<CallTimedOut> for ApiError {
-    fn from(e: CallTimedOut) -> Self {
-        ApiError::TimedOut {
-            breaker: e.breaker_name().to_owned(),
-        }
-    }
-}
-
-fn full(name: &str) -> ApiError {
-    ApiError::Full {
-        bulkhead: name.into(),
-    }
-}
-
-fn rejected(name: &str) -> ApiError {
-    ApiError::Rejected {
-        breaker: name.into(),
-    }
 }
 
 fn bulkhead_of(name: &str) -> Bulkhead {

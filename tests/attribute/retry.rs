@@ -14,13 +14,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker::{
-    bulkhead, circuit_breaker, retry, BulkheadConfig, BulkheadEventKind, BulkheadFull, CallError,
-    CallNotPermitted, CallTimedOut, CircuitBreaker, Config, ErrorKind, MaxRetriesExceeded,
-    Registry, RegistryBuilder, Retry, RetryConfig, RetryEventKind, State,
+    bulkhead, circuit_breaker, retry, BulkheadConfig, BulkheadEventKind, CallError,
+    CallNotPermitted, CircuitBreaker, Config, ErrorKind, Registry, RegistryBuilder, Retry,
+    RetryConfig, RetryEventKind, State,
 };
 
 use crate::init;
-use crate::support::{poll_once, Gate};
+use crate::support::{poll_once, rejected, ApiError, Gate};
 
 /// This module's retries, breakers and bulkheads in the binary's global registry.
 pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
@@ -116,55 +116,6 @@ pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
         );
     }
     registry
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum ApiError {
-    Down,
-    Fatal,
-    Full { bulkhead: String },
-    Rejected { breaker: String },
-    TimedOut { breaker: String },
-    Exhausted { retry: String, attempts: u32 },
-}
-
-impl From<BulkheadFull> for ApiError {
-    fn from(e: BulkheadFull) -> Self {
-        ApiError::Full {
-            bulkhead: e.bulkhead_name().to_owned(),
-        }
-    }
-}
-
-impl From<CallNotPermitted> for ApiError {
-    fn from(e: CallNotPermitted) -> Self {
-        ApiError::Rejected {
-            breaker: e.breaker_name().to_owned(),
-        }
-    }
-}
-
-impl From<CallTimedOut> for ApiError {
-    fn from(e: CallTimedOut) -> Self {
-        ApiError::TimedOut {
-            breaker: e.breaker_name().to_owned(),
-        }
-    }
-}
-
-impl From<MaxRetriesExceeded> for ApiError {
-    fn from(e: MaxRetriesExceeded) -> Self {
-        ApiError::Exhausted {
-            retry: e.retry_name().to_owned(),
-            attempts: e.attempts(),
-        }
-    }
-}
-
-fn rejected(name: &str) -> ApiError {
-    ApiError::Rejected {
-        breaker: name.into(),
-    }
 }
 
 fn retry_of(name: &str) -> Retry {
