@@ -110,7 +110,7 @@ pub use crate::request_key::RequestKey;
 pub use crate::retry::{
     Retry, RetryConfig, RetryConfigBuilder, RetryEvent, RetryEventKind, RetryMetrics,
 };
-pub use crate::site::{BulkheadSite, CallSite, KeyedCallSite};
+pub use crate::site::{BulkheadSite, CallSite, KeyedCallSite, RetrySite};
 pub use crate::state::State;
 pub use crate::time::clock::Clock;
 pub use crate::time::manual::ManualClock;

@@ -1,4 +1,4 @@
-//! Support for the code that `#[circuit_breaker]` and `#[bulkhead]` generate. Not a public
+//! Support for the code that `#[circuit_breaker]`, `#[bulkhead]` and `#[retry]` generate. Not a public
 //! API: anything here may change in any release, in step with `breaker-macros`, which is
 //! pinned to this version.
 //!
@@ -16,6 +16,13 @@
 //! decides first, so an OPEN breaker never takes a place, its `timeout-duration` covers the
 //! wait for one, and a refusal reaches it as its own kind of error
 //! ([`Permit::refused`](crate::Permit)).
+//!
+//! With `#[retry]`, the retry's call ([`Retry::call_with`], [`Retry::call_sync_with`]) is
+//! outermost: Retry(Breaker(Bulkhead(fn))). The expansion hands it a closure that makes one
+//! attempt through the inner guards, so each attempt takes its own permit and place; the
+//! retry classifies an attempt's `CallError` with `Attempts` (a rejection is not retried
+//! unless `retry-exceptions` names it) and its nested error is flattened into one
+//! `CallError`.
 
 use std::fmt;
 use std::future::Future;
@@ -27,13 +34,14 @@ pub use crate::bulkhead::{Bulkhead, BulkheadFull};
 pub use crate::classify::Classifier;
 pub use crate::error::{CallError, CallNotPermitted, CallTimedOut};
 pub use crate::registry::keyed::KeyedLease;
-pub use crate::site::{BulkheadSite, CallSite, KeyedCallSite};
+pub use crate::retry::{MaxRetriesExceeded, Retry};
+pub use crate::site::{BulkheadSite, CallSite, KeyedCallSite, RetrySite};
 
-use crate::classify::Classify;
+use crate::classify::{Always, Classify, ErrorKind, Never, Outcome, Predicate};
 
 /// The guarded function's return type, split into its `Ok` and `Err` types.
 #[diagnostic::on_unimplemented(
-    message = "`#[circuit_breaker]` and `#[bulkhead]` guard functions that return a `Result`, not `{Self}`",
+    message = "`#[circuit_breaker]`, `#[bulkhead]` and `#[retry]` guard functions that return a `Result`, not `{Self}`",
     label = "this is not a `Result`",
     note = "any `Result` type works, aliases such as `io::Result<T>` included: a rejected or refused call ends as its `Err`, and a breaker records its `Err` values"
 )]
@@ -423,5 +431,332 @@ where
         CallError::RetriesExhausted(_) => {
             unreachable!("a breaker around a bulkhead does not retry a call")
         }
+    }))
+}
+
+// --- #[retry] ------------------------------------------------------------------------------
+
+/// An error type that can stand for retries that ran out on an `Ok` value.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold exhausted retries: implement `From<MaxRetriesExceeded>` for it, or give the function a `fallback`",
+    label = "with `result = ..` and without a `fallback`, retries that run out on an `Ok` (with `fail-after-max-attempts`) return `Err({Self}::from(MaxRetriesExceeded))`",
+    note = "`std::io::Error` has this conversion; without `result = ..`, only errors are retried and the last one is returned as is"
+)]
+pub trait FromRetriesExhausted: Sized {
+    /// The error for retries that ran out.
+    fn from_retries_exhausted(exhausted: MaxRetriesExceeded) -> Self;
+}
+
+impl<E: From<MaxRetriesExceeded>> FromRetriesExhausted for E {
+    #[inline]
+    fn from_retries_exhausted(exhausted: MaxRetriesExceeded) -> Self {
+        E::from(exhausted)
+    }
+}
+
+/// `#[retry]`'s classification of an attempt, from its `retry`, `ignore` and `result`
+/// predicates (Resilience4j's `retryOnException`, `ignoreExceptions` and `retryOnResult`):
+/// an `Ok` value that `result` matches is retried (a failure), any other `Ok` ends the call (a
+/// success); an error that `ignore` matches ends the call (ignored), as does one that `retry`
+/// does not match; any other error is retried. By default every error is retried and no `Ok`.
+#[derive(Clone, Copy, Default)]
+pub struct RetryOn<Ret = Always, Ign = Never, Res = Never> {
+    retry: Ret,
+    ignore: Ign,
+    result: Res,
+}
+
+impl RetryOn {
+    /// Every error retried, no `Ok` value.
+    pub const fn new() -> RetryOn {
+        RetryOn {
+            retry: Always,
+            ignore: Never,
+            result: Never,
+        }
+    }
+}
+
+impl<Ret, Ign, Res> RetryOn<Ret, Ign, Res> {
+    /// Only errors matching `retry` are retried.
+    pub fn retry<P>(self, retry: P) -> RetryOn<P, Ign, Res> {
+        RetryOn {
+            retry,
+            ignore: self.ignore,
+            result: self.result,
+        }
+    }
+
+    /// Errors matching `ignore` are never retried.
+    pub fn ignore<P>(self, ignore: P) -> RetryOn<Ret, P, Res> {
+        RetryOn {
+            retry: self.retry,
+            ignore,
+            result: self.result,
+        }
+    }
+
+    /// `Ok` values matching `result` are retried.
+    pub fn result<P>(self, result: P) -> RetryOn<Ret, Ign, P> {
+        RetryOn {
+            retry: self.retry,
+            ignore: self.ignore,
+            result,
+        }
+    }
+
+    #[inline]
+    fn value<T>(&self, value: &T) -> Outcome
+    where
+        Res: Predicate<T>,
+    {
+        if self.result.test(value) {
+            Outcome::Failure
+        } else {
+            Outcome::Success
+        }
+    }
+
+    #[inline]
+    fn error<E>(&self, error: &E) -> Outcome
+    where
+        Ret: Predicate<E>,
+        Ign: Predicate<E>,
+    {
+        if self.ignore.test(error) || !self.retry.test(error) {
+            Outcome::Ignored
+        } else {
+            Outcome::Failure
+        }
+    }
+}
+
+impl<T, E, Ret, Ign, Res> Classify<T, E> for RetryOn<Ret, Ign, Res>
+where
+    Ret: Predicate<E>,
+    Ign: Predicate<E>,
+    Res: Predicate<T>,
+{
+    #[inline]
+    fn classify(&self, result: &Result<T, E>) -> Outcome {
+        match result {
+            Ok(value) => self.value(value),
+            Err(error) => self.error(error),
+        }
+    }
+}
+
+impl<Ret, Ign, Res> fmt::Debug for RetryOn<Ret, Ign, Res> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryOn").finish_non_exhaustive()
+    }
+}
+
+/// How the retry counts an attempt made through a breaker or a bulkhead: the code's
+/// [`RetryOn`] and the retry's configured kinds see the function's own result, and the
+/// configured kinds alone see how an inner guard ended the attempt:
+///
+/// - a rejection by the breaker ends the call (ignored), unless `retry-exceptions` names
+///   `CallNotPermittedException` (and `ignore-exceptions` does not);
+/// - a timeout and a bulkhead's refusal are retried as any error, unless the configured kinds
+///   say otherwise (`TimeoutException`, `BulkheadFullException`).
+struct Attempts<'a, C> {
+    code: &'a C,
+    retry_exceptions: &'a [ErrorKind],
+    ignore_exceptions: &'a [ErrorKind],
+}
+
+impl<C> Attempts<'_, C> {
+    /// `error` (of any of the types an attempt can end with) after the configured kinds: an
+    /// ignored kind ends the call; with a `retry-exceptions` list, an error outside it ends the
+    /// call too.
+    #[inline]
+    fn kinds<X: 'static>(&self, error: &X, code: Outcome) -> Outcome {
+        if self
+            .ignore_exceptions
+            .iter()
+            .any(|kind| kind.matches(error))
+        {
+            return Outcome::Ignored;
+        }
+        if code == Outcome::Ignored || self.retry_exceptions.is_empty() {
+            return code;
+        }
+        if self.retry_exceptions.iter().any(|kind| kind.matches(error)) {
+            Outcome::Failure
+        } else {
+            Outcome::Ignored
+        }
+    }
+}
+
+impl<T, E, Ret, Ign, Res> Classify<T, CallError<E>> for Attempts<'_, RetryOn<Ret, Ign, Res>>
+where
+    E: 'static,
+    Ret: Predicate<E>,
+    Ign: Predicate<E>,
+    Res: Predicate<T>,
+{
+    fn classify(&self, result: &Result<T, CallError<E>>) -> Outcome {
+        let error = match result {
+            Ok(value) => return self.code.value(value),
+            Err(error) => error,
+        };
+        match error {
+            CallError::Inner(e) => self.kinds(e, self.code.error(e)),
+            // Never retried unless named: the breaker is OPEN, and asking again at once only
+            // adds load it was opened to keep away.
+            CallError::Rejected(rejected) => {
+                let named = self.retry_exceptions.iter().any(|k| k.matches(rejected));
+                let ignored = self.ignore_exceptions.iter().any(|k| k.matches(rejected));
+                if named && !ignored {
+                    Outcome::Failure
+                } else {
+                    Outcome::Ignored
+                }
+            }
+            CallError::TimedOut(timed_out) => self.kinds(timed_out, Outcome::Failure),
+            CallError::BulkheadFull(full) => self.kinds(full, Outcome::Failure),
+            // Only a retry ends a call so, and the retry is outermost.
+            CallError::RetriesExhausted(_) => Outcome::Ignored,
+        }
+    }
+
+    /// The kinds were applied above, to the error inside the `CallError`.
+    #[inline(always)]
+    fn applies_kinds(&self) -> bool {
+        true
+    }
+}
+
+/// An attempt's error inside the retry's: one `CallError`, the inner guard's end where it
+/// had one.
+#[inline]
+fn flatten<T, E>(out: Result<T, CallError<CallError<E>>>) -> Result<T, CallError<E>> {
+    out.map_err(|error| match error {
+        CallError::Inner(inner) => inner,
+        CallError::Rejected(rejected) => CallError::Rejected(rejected),
+        CallError::TimedOut(timed_out) => CallError::TimedOut(timed_out),
+        CallError::BulkheadFull(full) => CallError::BulkheadFull(full),
+        CallError::RetriesExhausted(exhausted) => CallError::RetriesExhausted(exhausted),
+    })
+}
+
+/// Runs an async body through `retry` alone: `make` makes one attempt's future of the body.
+#[inline]
+pub fn run_retry<'a, R, C, M, F>(
+    retry: &'a Retry,
+    classify: &'a C,
+    mut make: M,
+) -> impl Future<Output = Result<R::Ok, CallError<R::Err>>> + use<'a, R, C, M, F>
+where
+    R: GuardedOutput,
+    R::Err: 'static,
+    C: Classify<R::Ok, R::Err>,
+    M: FnMut() -> F,
+    F: Future<Output = R>,
+{
+    retry.call_with(classify, move || {
+        let attempt = make();
+        async move { attempt.await.into_result() }
+    })
+}
+
+/// Runs a plain body through `retry` alone.
+#[inline]
+pub fn run_retry_sync<R, C, M>(
+    retry: &Retry,
+    classify: C,
+    mut body: M,
+) -> Result<R::Ok, CallError<R::Err>>
+where
+    R: GuardedOutput,
+    R::Err: 'static,
+    C: Classify<R::Ok, R::Err>,
+    M: FnMut() -> R,
+{
+    retry.call_sync_with(&classify, move || body().into_result())
+}
+
+/// Runs an async attempt through `retry` around the inner guards: `make` makes one attempt's
+/// future through the breaker (and bulkhead), Retry(Breaker(Bulkhead(fn))).
+pub async fn run_retry_layered<R, Ret, Ign, Res, M, F>(
+    retry: &Retry,
+    classify: &RetryOn<Ret, Ign, Res>,
+    make: M,
+) -> Result<R::Ok, CallError<R::Err>>
+where
+    R: GuardedOutput,
+    R::Err: 'static,
+    Ret: Predicate<R::Err>,
+    Ign: Predicate<R::Err>,
+    Res: Predicate<R::Ok>,
+    M: FnMut() -> F,
+    F: Future<Output = Result<R::Ok, CallError<R::Err>>>,
+{
+    let config = retry.config();
+    let attempts = Attempts {
+        code: classify,
+        retry_exceptions: config.retry_exceptions(),
+        ignore_exceptions: config.ignore_exceptions(),
+    };
+    flatten(retry.call_with(&attempts, make).await)
+}
+
+/// Runs a plain attempt through `retry` around the inner guards.
+#[inline]
+pub fn run_retry_layered_sync<R, Ret, Ign, Res, M>(
+    retry: &Retry,
+    classify: RetryOn<Ret, Ign, Res>,
+    make: M,
+) -> Result<R::Ok, CallError<R::Err>>
+where
+    R: GuardedOutput,
+    R::Err: 'static,
+    Ret: Predicate<R::Err>,
+    Ign: Predicate<R::Err>,
+    Res: Predicate<R::Ok>,
+    M: FnMut() -> Result<R::Ok, CallError<R::Err>>,
+{
+    let config = retry.config();
+    let attempts = Attempts {
+        code: &classify,
+        retry_exceptions: config.retry_exceptions(),
+        ignore_exceptions: config.ignore_exceptions(),
+    };
+    flatten(retry.call_sync_with(&attempts, make))
+}
+
+/// Without a fallback, with `result = ..`: retries that ran out on an `Ok` through
+/// `From<MaxRetriesExceeded>`, before the inner guards' conversions.
+#[inline]
+pub fn exhausted<R>(out: Result<R::Ok, CallError<R::Err>>) -> Result<R::Ok, CallError<R::Err>>
+where
+    R: GuardedOutput,
+    R::Err: FromRetriesExhausted,
+{
+    out.map_err(|error| match error {
+        CallError::RetriesExhausted(exhausted) => {
+            CallError::Inner(R::Err::from_retries_exhausted(exhausted))
+        }
+        other => other,
+    })
+}
+
+/// Without a fallback, through a retry alone: the call's own (last) error as is.
+#[inline]
+pub fn reject_retry<R>(out: Result<R::Ok, CallError<R::Err>>) -> R
+where
+    R: GuardedOutput,
+{
+    R::from_result(out.map_err(|error| match error {
+        CallError::Inner(e) => e,
+        CallError::Rejected(_)
+        | CallError::TimedOut(_)
+        | CallError::BulkheadFull(_)
+        | CallError::RetriesExhausted(_) => unreachable!(
+            "a retry alone neither rejects, times out nor refuses a call, and without a `result` \
+             predicate (or with `exhausted` before) it never ends one with exhausted retries"
+        ),
     }))
 }

@@ -1,8 +1,9 @@
-//! Call sites: the breaker (or bulkhead) of one place in the code, resolved once and then
-//! cached.
+//! Call sites: the breaker (or bulkhead, or retry) of one place in the code, resolved once and
+//! then cached.
 //!
 //! `#[circuit_breaker(name = "...")]` puts a `static` [`CallSite`] in the function it guards
-//! (or a [`KeyedCallSite`] with `key = ...`), `#[bulkhead(name = "...")]` a [`BulkheadSite`].
+//! (or a [`KeyedCallSite`] with `key = ...`), `#[bulkhead(name = "...")]` a [`BulkheadSite`],
+//! `#[retry(name = "...")]` a [`RetrySite`].
 //! The first call looks the name up in [`Registry::global`]; every later call reads the cached
 //! handle, with no lookup by name. Hand-written code can do the same:
 //!
@@ -25,6 +26,7 @@ use crate::breaker::CircuitBreaker;
 use crate::bulkhead::Bulkhead;
 use crate::registry::keyed::{Keyed, KeyedLease};
 use crate::registry::Registry;
+use crate::retry::Retry;
 
 /// What a site resolves by name from the global registry, and follows when it leaves it.
 trait Member: Sized {
@@ -48,6 +50,16 @@ impl Member for CircuitBreaker {
 impl Member for Bulkhead {
     fn resolve(name: &str) -> Self {
         Registry::global().bulkhead(name)
+    }
+    #[inline]
+    fn left_registry(&self) -> bool {
+        self.is_detached()
+    }
+}
+
+impl Member for Retry {
+    fn resolve(name: &str) -> Self {
+        Registry::global().retry(name)
     }
     #[inline]
     fn left_registry(&self) -> bool {
@@ -177,6 +189,59 @@ impl BulkheadSite {
 impl fmt::Debug for BulkheadSite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadSite")
+            .field("name", &self.name)
+            .field("resolved", &self.first.get().is_some())
+            .finish()
+    }
+}
+
+/// The retry named `name` in the global registry, resolved on first use and cached: what
+/// `#[retry(name = "...")]` holds.
+///
+/// ```
+/// use breaker_core::{CallError, RetrySite};
+///
+/// static QUOTES: RetrySite = RetrySite::new("quotes");
+///
+/// fn quote(id: u32) -> Result<u32, CallError<std::io::Error>> {
+///     QUOTES.retry().call_sync(|| Ok(id * 10))
+/// }
+/// # assert_eq!(quote(7).unwrap(), 70);
+/// ```
+///
+/// Built in a `const` context, so it can live in a `static`; two sites with the same name
+/// share one retry, and so its budget. If the cached retry leaves the registry
+/// ([`Registry::remove_retry`]), the next call looks the name up again, as a [`CallSite`] does.
+pub struct RetrySite {
+    name: &'static str,
+    first: OnceCell<Link<Retry>>,
+}
+
+impl RetrySite {
+    /// A site for the retry named `name`; nothing is looked up until the first call.
+    pub const fn new(name: &'static str) -> RetrySite {
+        RetrySite {
+            name,
+            first: OnceCell::new(),
+        }
+    }
+
+    /// The retry's name (also the name of its configuration instance).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The retry: `Registry::global().retry(name)` on the first call, the cached handle on
+    /// every later one (one load more than the handle: whether it is still in the registry).
+    #[inline]
+    pub fn retry(&self) -> &Retry {
+        Link::current(&self.first, self.name)
+    }
+}
+
+impl fmt::Debug for RetrySite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetrySite")
             .field("name", &self.name)
             .field("resolved", &self.first.get().is_some())
             .finish()
@@ -374,5 +439,25 @@ mod tests {
         let now = SITE.bulkhead();
         assert!(!now.ptr_eq(&removed), "the site looked the name up again");
         assert!(now.ptr_eq(&Registry::global().bulkhead("site-tests:bulkhead")));
+    }
+
+    #[test]
+    fn retry_site_resolves_once_and_follows_a_removed_retry() {
+        static SITE: RetrySite = RetrySite::new("site-tests:retry");
+        static OTHER: RetrySite = RetrySite::new("site-tests:retry");
+        let first = SITE.retry() as *const Retry;
+        assert_eq!(first, SITE.retry() as *const Retry, "cached");
+        assert!(SITE.retry().ptr_eq(OTHER.retry()), "one name, one retry");
+        assert!(SITE
+            .retry()
+            .ptr_eq(&Registry::global().retry("site-tests:retry")));
+        assert!(format!("{SITE:?}").contains("resolved: true"));
+
+        let cached = SITE.retry().clone();
+        let removed = Registry::global().remove_retry("site-tests:retry").unwrap();
+        assert!(removed.ptr_eq(&cached));
+        let now = SITE.retry();
+        assert!(!now.ptr_eq(&removed), "the site looked the name up again");
+        assert!(now.ptr_eq(&Registry::global().retry("site-tests:retry")));
     }
 }

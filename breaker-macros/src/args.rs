@@ -1,5 +1,6 @@
 //! The attributes' arguments: `#[circuit_breaker]`'s `name`, `fallback`, `record`, `ignore`,
-//! `result`, `key`, `crate`, and `#[bulkhead]`'s `name`, `fallback`, `crate`.
+//! `result`, `key`, `crate`, `#[bulkhead]`'s `name`, `fallback`, `crate`, and `#[retry]`'s
+//! `name`, `fallback`, `retry`, `ignore`, `result`, `crate`.
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
@@ -17,32 +18,42 @@ pub(crate) mod kw {
     pub(crate) const RESULT: &str = "result";
     pub(crate) const KEY: &str = "key";
     pub(crate) const CRATE: &str = "crate";
+    pub(crate) const RETRY: &str = "retry";
 
     pub(crate) const ALL: [&str; 7] = [NAME, FALLBACK, RECORD, IGNORE, RESULT, KEY, CRATE];
     /// `#[bulkhead]`'s: a bulkhead counts calls, it does not classify them or key them.
     pub(crate) const BULKHEAD: [&str; 3] = [NAME, FALLBACK, CRATE];
+    /// `#[retry]`'s: `retry` and `ignore` choose the errors to retry, `result` the `Ok` values;
+    /// no `key` (one retry, one budget, per name).
+    pub(crate) const RETRY_OPTIONS: [&str; 6] = [NAME, FALLBACK, RETRY, IGNORE, RESULT, CRATE];
 }
 
-/// Which of the two attributes: each guards a function on its own, and the two together
-/// expand once, as Breaker(Bulkhead(fn)).
+/// Which of the three attributes: each guards a function on its own, and any of them together
+/// expand once, as Retry(Breaker(Bulkhead(fn))).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Guard {
+    Retry,
     Breaker,
     Bulkhead,
 }
 
 impl Guard {
-    /// The attribute's name, as written: `circuit_breaker`, `bulkhead`.
+    /// Every guard, outermost first: the order of the one expansion.
+    pub(crate) const ALL: [Guard; 3] = [Guard::Retry, Guard::Breaker, Guard::Bulkhead];
+
+    /// The attribute's name, as written: `retry`, `circuit_breaker`, `bulkhead`.
     pub(crate) fn attr(self) -> &'static str {
         match self {
+            Guard::Retry => "retry",
             Guard::Breaker => "circuit_breaker",
             Guard::Bulkhead => "bulkhead",
         }
     }
 
-    /// What it puts around the function: `breaker`, `bulkhead`.
+    /// What it puts around the function: `retry`, `breaker`, `bulkhead`.
     pub(crate) fn noun(self) -> &'static str {
         match self {
+            Guard::Retry => "retry",
             Guard::Breaker => "breaker",
             Guard::Bulkhead => "bulkhead",
         }
@@ -51,6 +62,7 @@ impl Guard {
     /// The options it takes, in the order the messages list them.
     pub(crate) fn options(self) -> &'static [&'static str] {
         match self {
+            Guard::Retry => &kw::RETRY_OPTIONS,
             Guard::Breaker => &kw::ALL,
             Guard::Bulkhead => &kw::BULKHEAD,
         }
@@ -60,7 +72,7 @@ impl Guard {
     /// (`#[bulkhead]`, `#[breaker::bulkhead]`), if it is one.
     pub(crate) fn of(attr: &syn::Attribute) -> Option<Guard> {
         let last = attr.path().segments.last()?;
-        [Guard::Breaker, Guard::Bulkhead]
+        Guard::ALL
             .into_iter()
             .find(|guard| last.ident == guard.attr())
     }
@@ -87,6 +99,8 @@ pub(crate) struct Args {
     pub(crate) name: Option<LitStr>,
     pub(crate) fallback: Option<FnPath>,
     pub(crate) record: Option<Expr>,
+    /// `#[retry]`'s `retry`: the errors to retry.
+    pub(crate) retry: Option<Expr>,
     pub(crate) ignore: Option<Expr>,
     pub(crate) result: Option<Expr>,
     pub(crate) key: Option<Expr>,
@@ -110,6 +124,7 @@ pub(crate) fn parse(
         name: None,
         fallback: None,
         record: None,
+        retry: None,
         ignore: None,
         result: None,
         key: None,
@@ -153,6 +168,7 @@ pub(crate) fn parse(
             kw::NAME => args.name = string_literal(guard, &name, &value, errors),
             kw::FALLBACK => args.fallback = fn_path(&name, value, errors),
             kw::RECORD => args.record = Some(code(value, errors)),
+            kw::RETRY => args.retry = Some(code(value, errors)),
             kw::IGNORE => args.ignore = Some(code(value, errors)),
             kw::RESULT => args.result = Some(code(value, errors)),
             kw::KEY => args.key = Some(value),
@@ -167,11 +183,33 @@ pub(crate) fn parse(
     args
 }
 
-/// Why an option of `#[circuit_breaker]` is not one of `#[bulkhead]`'s, if it is such an option.
+/// Why an option of another guard is not one of `guard`'s, if it is such an option.
 fn not_on(guard: Guard, name: &str) -> Option<String> {
-    if guard != Guard::Bulkhead {
-        return None;
+    match guard {
+        Guard::Breaker => None,
+        Guard::Bulkhead => not_on_bulkhead(name),
+        Guard::Retry => not_on_retry(name),
     }
+}
+
+fn not_on_retry(name: &str) -> Option<String> {
+    match name {
+        kw::KEY => Some(
+            "`key` is not supported on `#[retry]`: one retry, with one budget, serves every \
+             key of its name; key the breaker instead \
+             (`#[circuit_breaker(name = \"..\", key = ..)]` beside `#[retry(name = \"..\")]`)"
+                .to_owned(),
+        ),
+        kw::RECORD => Some(
+            "`record` is the breaker's; on `#[retry]`, `retry = predicate` names the errors to \
+             retry (the others end the call at once)"
+                .to_owned(),
+        ),
+        _ => None,
+    }
+}
+
+fn not_on_bulkhead(name: &str) -> Option<String> {
     match name {
         kw::KEY => Some(
             "`key` is not supported on `#[bulkhead]`: a bulkhead bounds the calls to one \
@@ -183,6 +221,11 @@ fn not_on(guard: Guard, name: &str) -> Option<String> {
             "`{name}` classifies a call's result for a breaker, which a bulkhead does not do; \
              put it on `#[circuit_breaker]`"
         )),
+        kw::RETRY => Some(
+            "`retry` names the errors a retry retries, which a bulkhead does not do; put it on \
+             `#[retry]`"
+                .to_owned(),
+        ),
         _ => None,
     }
 }
@@ -239,6 +282,10 @@ fn unknown_option(guard: Guard, name: &str) -> String {
         "permitted",
         "minimum",
         "rate",
+        "attempts",
+        "backoff",
+        "budget",
+        "multiplier",
     ]
     .iter()
     .any(|word| lower.contains(word))
@@ -252,6 +299,11 @@ fn unknown_option(guard: Guard, name: &str) -> String {
             Guard::Bulkhead => {
                 "\nnumbers live in the bulkhead's configuration, under its `name` \
                  (for example `resilience4j.bulkhead.instances.<name>.max-concurrent-calls`), \
+                 not in the attribute"
+            }
+            Guard::Retry => {
+                "\nnumbers live in the retry's configuration, under its `name` \
+                 (for example `resilience4j.retry.instances.<name>.max-attempts`), \
                  not in the attribute"
             }
         });
@@ -304,6 +356,7 @@ fn example(name: &str) -> &'static str {
         kw::NAME => "`name = \"productService\"`",
         kw::FALLBACK => "`fallback = \"my_fallback\"`",
         kw::RECORD | kw::IGNORE => "a predicate on the error, `record = is_server_error`",
+        kw::RETRY => "a predicate on the error, `retry = is_transient`",
         kw::RESULT => "a predicate on the `Ok` value, `result = is_retry_later`",
         kw::KEY => "an expression, `key = tenant.clone()`",
         _ => "`crate = \"breaker\"`",

@@ -27,8 +27,16 @@
 //! `run_bulkhead::<R, _>(__BULKHEAD_SITE.bulkhead(), BODY)`; with `#[circuit_breaker]`, both
 //! sites and `run_composed::<R, _, _>(breaker, classifier, __BULKHEAD_SITE.bulkhead(), BODY)`
 //! (see `guards.rs`). A plain fn calls the `_sync` form of each. Without a fallback, the tail
-//! is `reject`, `reject_bulkhead` or `reject_composed`: each asks the error type for the
-//! conversions its guards need, and no others.
+//! is `reject`, `reject_bulkhead`, `reject_composed` or `reject_retry`: each asks the error
+//! type for the conversions its guards need, and no others.
+//!
+//! `#[retry]` adds `static __RETRY_SITE: ::breaker::RetrySite` and goes outside the rest:
+//! alone, `run_retry::<R, _, _>(__RETRY_SITE.retry(), &RetryOn::new()..., || async { BODY })`;
+//! with a breaker or a bulkhead, `run_retry_layered` with `|| run_composed(..)` (or `run`,
+//! `run_bulkhead`), so that every attempt takes a fresh permit and place (an async breaker's
+//! classifier is then a local, `__breaker_classify`, which each attempt borrows). With
+//! `result = ..` and no fallback, `exhausted::<R>(..)` turns `MaxRetriesExceeded` into `E`
+//! before the tail.
 
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
@@ -51,8 +59,13 @@ pub(crate) fn bulkhead(attr: TokenStream, input: TokenStream) -> TokenStream {
     guard(Guard::Bulkhead, attr, input)
 }
 
-/// Either attribute: parse, take the other one over if it is there, check, expand; on any
-/// mistake, the untouched item plus the errors.
+/// `#[retry]`: see [`guard`].
+pub(crate) fn retry(attr: TokenStream, input: TokenStream) -> TokenStream {
+    guard(Guard::Retry, attr, input)
+}
+
+/// Any of the attributes: parse, take the others over if they are there, check, expand; on
+/// any mistake, the untouched item plus the errors.
 fn guard(outer: Guard, attr: TokenStream, input: TokenStream) -> TokenStream {
     let mut errors = Errors::new();
     let mut guards = Guards::new(args::parse(outer, None, attr, &mut errors));
@@ -190,32 +203,79 @@ fn expand(f: GuardedFn, guards: &Guards) -> TokenStream {
         quote_spanned!(ret_span=> #at_ret::__private::#name)
     };
     let await_run = is_async.then(|| quote_spanned!(ret_span=> .await));
-    let run_call = match (&guards.breaker, &breaker) {
+    let retried = guards.retry.is_some();
+    // With a retry, the breaker and bulkhead run once per attempt, inside a closure the retry
+    // calls: an async attempt's future borrows the breaker's classifier, so it is a local of
+    // the call rather than a temporary of the statement.
+    let mut hoisted = TokenStream::new();
+    let inner_call = match (&guards.breaker, &breaker) {
         (Some(args), Some(site)) => {
             let classifier = classifier(&at_ret, ret_span, &ret, args);
             // The async shims borrow the classifier: a temporary of this statement, alive
             // until the `.await` in it completes.
+            let classifier = match (is_async, retried) {
+                (true, true) => {
+                    hoisted = quote_spanned!(ret_span=> let __breaker_classify = #classifier;);
+                    quote_spanned!(ret_span=> &__breaker_classify)
+                }
+                (true, false) => quote_spanned!(ret_span=> &#classifier),
+                (false, _) => classifier,
+            };
+            let breaker = &site.breaker;
+            if bulkhead.is_some() {
+                let run = shim("run_composed");
+                Some(quote_spanned! {ret_span=>
+                    #run::<#ret, _, _>(#breaker, #classifier, __BULKHEAD_SITE.bulkhead(), #guarded)
+                })
+            } else {
+                let run = shim("run");
+                Some(quote_spanned!(ret_span=> #run::<#ret, _, _>(#breaker, #classifier, #guarded)))
+            }
+        }
+        _ if bulkhead.is_some() => {
+            let run = shim("run_bulkhead");
+            Some(quote_spanned!(ret_span=> #run::<#ret, _>(__BULKHEAD_SITE.bulkhead(), #guarded)))
+        }
+        _ => None,
+    };
+    let run_call = match (&guards.retry, inner_call) {
+        (None, Some(inner)) => quote_spanned!(ret_span=> #inner #await_run),
+        (Some(args), inner) => {
+            let classifier = classifier(&at_ret, ret_span, &ret, args);
             let classifier = if is_async {
                 quote_spanned!(ret_span=> &#classifier)
             } else {
                 classifier
             };
-            let breaker = &site.breaker;
-            if bulkhead.is_some() {
-                let run = shim("run_composed");
-                quote_spanned! {ret_span=>
-                    #run::<#ret, _, _>(#breaker, #classifier, __BULKHEAD_SITE.bulkhead(), #guarded) #await_run
-                }
-            } else {
-                let run = shim("run");
-                quote_spanned!(ret_span=> #run::<#ret, _, _>(#breaker, #classifier, #guarded) #await_run)
+            // Each attempt is a fresh call of the closure: a new future (or run) of the body,
+            // through a fresh breaker permit and bulkhead place.
+            let (run, attempt) = match inner {
+                Some(inner) => ("run_retry_layered", quote_spanned!(ret_span=> || #inner)),
+                None if is_async => ("run_retry", quote_spanned!(body_span=> || #guarded)),
+                None => ("run_retry", guarded.clone()),
+            };
+            // The shims' type parameters after `R`, all inferred: the classifier (its three
+            // predicates, for the layered ones), the closure, and an async attempt's future.
+            let inferred = match (run, is_async) {
+                ("run_retry", true) => 3,
+                ("run_retry", false) => 2,
+                (_, true) => 5,
+                (_, false) => 4,
+            };
+            let run = shim(run);
+            let holes = (0..inferred).map(|_| quote_spanned!(ret_span=> _));
+            quote_spanned! {ret_span=>
+                #run::<#ret, #(#holes),*>(__RETRY_SITE.retry(), #classifier, #attempt) #await_run
             }
         }
-        _ => {
-            let run = shim("run_bulkhead");
-            quote_spanned!(ret_span=> #run::<#ret, _>(__BULKHEAD_SITE.bulkhead(), #guarded) #await_run)
-        }
+        (None, None) => unreachable!("the attribute being expanded is one of the guards"),
     };
+    let retry_site = guards.retry.as_ref().map(|args| {
+        let name = args.name.as_ref().expect("validated: `name` is given");
+        quote! {
+            static __RETRY_SITE: #krate::RetrySite = #krate::RetrySite::new(#name);
+        }
+    });
 
     let tail = match guards.fallback() {
         Some(fallback) => {
@@ -233,10 +293,20 @@ fn expand(f: GuardedFn, guards: &Guards) -> TokenStream {
             let reject = match (&breaker, &bulkhead) {
                 (Some(_), Some(_)) => "reject_composed",
                 (None, Some(_)) => "reject_bulkhead",
-                _ => "reject",
+                (Some(_), None) => "reject",
+                (None, None) => "reject_retry",
             };
             let reject = Ident::new(reject, ret_span);
-            quote_spanned!(ret_span=> #at_ret::__private::#reject::<#ret>(__breaker_out))
+            // Only a `result` predicate retries an `Ok`, so only then can the retries run out
+            // on one (`fail-after-max-attempts`): only then is `From<MaxRetriesExceeded>` asked.
+            let out = match &guards.retry {
+                Some(args) if args.result.is_some() => {
+                    let exhausted = Ident::new("exhausted", ret_span);
+                    quote_spanned!(ret_span=> #at_ret::__private::#exhausted::<#ret>(__breaker_out))
+                }
+                _ => quote_spanned!(ret_span=> __breaker_out),
+            };
+            quote_spanned!(ret_span=> #at_ret::__private::#reject::<#ret>(#out))
         }
     };
 
@@ -254,8 +324,10 @@ fn expand(f: GuardedFn, guards: &Guards) -> TokenStream {
         Delimiter::Brace,
         quote! {
             #resolve
+            #retry_site
             #breaker_site
             #bulkhead
+            #hoisted
             let __breaker_out = #run_call;
             #give_back
             #tail
@@ -315,11 +387,22 @@ fn breaker_site(krate: &TokenStream, args: &Args) -> BreakerSite {
     }
 }
 
-/// `Classifier::new()` plus the predicates, each checked by a shim spanned at the predicate.
+/// The classification an attribute's predicates give, each predicate checked by a shim
+/// spanned at it: `Classifier::new()` with `record`, `ignore`, `result` for the breaker,
+/// `RetryOn::new()` with `retry`, `ignore`, `result` for the retry.
 fn classifier(at_ret: &TokenStream, ret_span: Span, ret: &Type, args: &Args) -> TokenStream {
-    let mut classifier = quote_spanned!(ret_span=> #at_ret::Classifier::new());
+    let (mut classifier, first) = match args.guard {
+        Guard::Retry => (
+            quote_spanned!(ret_span=> #at_ret::__private::RetryOn::new()),
+            (&args.retry, "retry"),
+        ),
+        Guard::Breaker | Guard::Bulkhead => (
+            quote_spanned!(ret_span=> #at_ret::Classifier::new()),
+            (&args.record, "record"),
+        ),
+    };
     let predicates = [
-        (&args.record, "record", "error_predicate"),
+        (first.0, first.1, "error_predicate"),
         (&args.ignore, "ignore", "error_predicate"),
         (&args.result, "result", "value_predicate"),
     ];

@@ -1,10 +1,11 @@
-//! The two attributes on one function: `#[circuit_breaker]` and `#[bulkhead]` expand once,
-//! together, as Breaker(Bulkhead(fn)) whatever order they are written in.
+//! The attributes on one function: `#[retry]`, `#[circuit_breaker]` and `#[bulkhead]`, any of
+//! them, expand once, together, as Retry(Breaker(Bulkhead(fn))) whatever order they are
+//! written in.
 //!
-//! Rust expands the outer attribute first, with the inner one still among the item's
-//! attributes. The outer one takes the inner one over: it parses the inner one's options,
-//! removes it from the item, and writes the one expansion. The inner attribute never runs, so
-//! each call takes exactly one breaker permit and one bulkhead place.
+//! Rust expands the outermost attribute first, with the others still among the item's
+//! attributes. The outermost one takes the others over: it parses their options, removes them
+//! from the item, and writes the one expansion. The others never run, so each attempt takes
+//! exactly one breaker permit and one bulkhead place, and each call is retried by one retry.
 
 use proc_macro2::TokenStream;
 use quote::quote_spanned;
@@ -17,6 +18,7 @@ use crate::item::GuardedFn;
 
 /// The options of each attribute on the function.
 pub(crate) struct Guards {
+    pub(crate) retry: Option<Args>,
     pub(crate) breaker: Option<Args>,
     pub(crate) bulkhead: Option<Args>,
 }
@@ -25,6 +27,7 @@ impl Guards {
     /// The attribute being expanded, with its options.
     pub(crate) fn new(outer: Args) -> Guards {
         let mut guards = Guards {
+            retry: None,
             breaker: None,
             bulkhead: None,
         };
@@ -35,17 +38,34 @@ impl Guards {
 
     fn slot(&mut self, guard: Guard) -> &mut Option<Args> {
         match guard {
+            Guard::Retry => &mut self.retry,
             Guard::Breaker => &mut self.breaker,
             Guard::Bulkhead => &mut self.bulkhead,
         }
     }
 
-    /// The options of both attributes.
+    /// The options of every attribute given, outermost first.
     pub(crate) fn all(&self) -> impl Iterator<Item = &Args> {
-        self.breaker.iter().chain(self.bulkhead.iter())
+        self.retry
+            .iter()
+            .chain(self.breaker.iter())
+            .chain(self.bulkhead.iter())
     }
 
-    /// The fallback (validated: one at most, on `#[circuit_breaker]` when both are there).
+    /// The attribute that holds the one fallback: `#[circuit_breaker]` when it is given (where a
+    /// Spring team writes `fallbackMethod`), else `#[retry]`, else `#[bulkhead]`. Wherever it
+    /// is written, the fallback runs outside every guard.
+    pub(crate) fn fallback_holder(&self) -> Guard {
+        if self.breaker.is_some() {
+            Guard::Breaker
+        } else if self.retry.is_some() {
+            Guard::Retry
+        } else {
+            Guard::Bulkhead
+        }
+    }
+
+    /// The fallback (validated: one at most, on [`fallback_holder`](Guards::fallback_holder)).
     pub(crate) fn fallback(&self) -> Option<&FnPath> {
         self.all().find_map(|args| args.fallback.as_ref())
     }

@@ -1,4 +1,4 @@
-//! The `#[circuit_breaker]` and `#[bulkhead]` attributes of the
+//! The `#[circuit_breaker]`, `#[bulkhead]` and `#[retry]` attributes of the
 //! [`resilience-breaker`](https://docs.rs/resilience-breaker) crate (lib name `breaker`).
 //!
 //! Use them through `breaker` (feature `macros`, on by default), which re-exports them and the
@@ -216,4 +216,104 @@ pub fn circuit_breaker(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn bulkhead(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::bulkhead(attr.into(), item.into()).into()
+}
+
+/// Retries a function with the retry named `name`, configured in the registry under that name
+/// (`resilience4j.retry.instances.<name>`): a failed call is made again, up to `max-attempts`
+/// in all, waiting `wait-duration` (with the configured backoff) between attempts, while the
+/// retry budget allows.
+///
+/// ```
+/// use breaker::{circuit_breaker, retry, CallError};
+///
+/// # #[derive(Debug)] struct ProductError;
+/// # struct Client; impl Client { async fn get_product_by_id(&self, id: &str) -> Result<String, ProductError> { Ok(id.into()) } }
+/// # static PRODUCT_CLIENT: Client = Client;
+/// fn is_transient(e: &ProductError) -> bool {
+///     true
+/// }
+///
+/// // Alone: the call's own error once the attempts are used up.
+/// #[retry(name = "productService", retry = is_transient)]
+/// async fn invoke_product_api(id: &str) -> Result<String, ProductError> {
+///     PRODUCT_CLIENT.get_product_by_id(id).await
+/// }
+///
+/// // With a breaker, in either order: Retry(Breaker(fn)), one fallback, outside the retry.
+/// #[retry(name = "inventory")]
+/// #[circuit_breaker(name = "inventory", fallback = "stock_fallback")]
+/// async fn stock(id: &str) -> Result<u32, ProductError> {
+///     Ok(7)
+/// }
+///
+/// async fn stock_fallback(id: &str, err: CallError<ProductError>) -> Result<u32, ProductError> {
+///     match err {
+///         CallError::Inner(e) => Err(e),
+///         _ => Ok(0),
+///     }
+/// }
+/// # let _ = (invoke_product_api("7"), stock("7"));
+/// ```
+///
+/// Works on the same functions as `#[circuit_breaker]`. The body runs once per attempt, so it
+/// must be able to run again: it borrows its parameters rather than moving them (clone what
+/// it must own), and an `async fn`'s body may not hold a `&mut` borrow across attempts (a
+/// `&mut self` method that mutates `self` is retried as a plain `fn`, or through `Retry::call`
+/// by hand). Each call site holds a `static` `RetrySite` that resolves the retry from
+/// `Registry::global()` on the first call and caches it. An async call waits between attempts
+/// on a timer of the registry's clock, without blocking a thread; dropping its future stops the
+/// retries. A plain `fn` sleeps its thread between attempts.
+///
+/// # Options
+///
+/// - `name = "..."` (required): the retry's name in the global registry and the name of its
+///   configuration instance. Functions with the same name share one retry, and so its budget
+///   and metrics.
+/// - `retry = path`: `Fn(&E) -> bool`; only matching errors are retried, any other ends the
+///   call at once with that error (Resilience4j's `retryOnException`). `ignore = path`:
+///   `Fn(&E) -> bool`; matching errors are never retried (an error both match is not
+///   retried). `result = path`: `Fn(&T) -> bool`; a matching `Ok` value is retried, such as
+///   an HTTP 503 in `Ok` (`retryOnResult`). The configuration's `retry-exceptions` and
+///   `ignore-exceptions` apply on top, as for every call of the retry.
+/// - `fallback = "path"`: as on `#[circuit_breaker]`: called once, after the last attempt,
+///   with the same arguments followed by a `CallError<E>`, for every call that does not end
+///   with `Ok`. With `#[circuit_breaker]` on the function too, it goes there.
+/// - `crate = "path"`: as on `#[circuit_breaker]`.
+///
+/// Without a fallback, the call's own (last) error is returned as is; with `result = ..`, the
+/// retries can run out on an `Ok`, which with `fail-after-max-attempts` ends as
+/// `Err(E::from(MaxRetriesExceeded))`, so `E` must then implement `From<MaxRetriesExceeded>`
+/// (`std::io::Error` does). There is no `key` and no `record` (`retry` takes its place).
+///
+/// # With `#[circuit_breaker]` and `#[bulkhead]`
+///
+/// Any of the three, written in any order, expand once, in Spring's order:
+/// Retry(Breaker(Bulkhead(fn))). The retry is outermost, and every attempt goes through the
+/// breaker and the bulkhead afresh:
+///
+/// - each attempt takes its own breaker permit and bulkhead place, and the breaker records
+///   each attempt's result;
+/// - a call the breaker rejects (`CallError::Rejected`) is not retried: it ends at once,
+///   unless the retry's `retry-exceptions` names `CallNotPermittedException`;
+/// - an attempt cut by the breaker's `timeout-duration` (`TimeoutException`) or refused by the
+///   bulkhead (`BulkheadFullException`) is retried as any error (unless the retry's
+///   configuration says otherwise);
+/// - the attribute's `retry`, `ignore` and `result` see the function's own results only;
+/// - there is one fallback, outermost: written on `#[circuit_breaker]` when it is there, else
+///   on `#[retry]`, else on `#[bulkhead]`; anywhere else it is an error. It runs once, after
+///   the retries, and sees how the call ended: it can never turn a failed attempt into a
+///   success that stops the retries (as a `@CircuitBreaker` fallback inside `@Retry` does in
+///   Spring). Without one, `E` needs the conversions of every guard given.
+///
+/// # Errors
+///
+/// As `#[circuit_breaker]`'s, at the token to change, with the function still emitted: a
+/// missing, empty, repeated or unknown option (`key` and `record` say what to do instead), a
+/// `name` that is not a string, a predicate of the wrong type, a return type that is not a
+/// `Result`, an error type without `From<MaxRetriesExceeded>` with `result` and no fallback, a
+/// fallback on the wrong attribute, `crate` given on more than one, and `#[retry]` applied
+/// twice.
+#[proc_macro_attribute]
+pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::retry(attr.into(), item.into()).into()
 }

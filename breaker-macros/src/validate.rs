@@ -10,27 +10,50 @@ use crate::errors::Errors;
 use crate::guards::Guards;
 use crate::item::{Body, GuardedFn};
 
-/// Cross-option rules of each attribute, then across the two (serde's `check.rs`).
+/// Cross-option rules of each attribute, then across them (serde's `check.rs`).
 pub(crate) fn guards(guards: &Guards, errors: &mut Errors) {
     for args in guards.all() {
         self::args(args, errors);
     }
-    if let (Some(breaker), Some(bulkhead)) = (&guards.breaker, &guards.bulkhead) {
-        if let Some(fallback) = &bulkhead.fallback {
+    let holder = guards.fallback_holder();
+    for args in guards.all().filter(|args| args.guard != holder) {
+        if let Some(fallback) = &args.fallback {
             errors.at(
                 fallback.span,
-                "with `#[circuit_breaker]` on the same function, the fallback goes on \
-                 `#[circuit_breaker]`: one fallback, outside both, which also catches a call \
-                 refused by the bulkhead (`CallError::BulkheadFull`)",
-            );
-        }
-        if let (Some(_), Some(krate)) = (&breaker.krate, &bulkhead.krate) {
-            errors.spanned(
-                krate,
-                "`crate` is given on both attributes; give it on one of them",
+                misplaced_fallback(args.guard, holder, guards),
             );
         }
     }
+    for krate in guards.all().filter_map(|args| args.krate.as_ref()).skip(1) {
+        errors.spanned(
+            krate,
+            "`crate` is given on more than one attribute; give it on one of them",
+        );
+    }
+}
+
+/// Why a fallback written on `on` belongs on `holder`: there is one fallback, outside every
+/// guard, written where a Spring team writes `fallbackMethod`.
+fn misplaced_fallback(on: Guard, holder: Guard, guards: &Guards) -> String {
+    let what = match (on, guards.retry.is_some()) {
+        (Guard::Retry, _) => {
+            "one fallback, outside the retry, which sees how the call ended after every \
+             attempt; a fallback inside the retry would turn each failure into a success and \
+             stop the retries"
+        }
+        (_, true) => {
+            "one fallback, outside every guard, which sees how the call ended after every \
+             attempt, a call refused by the bulkhead (`CallError::BulkheadFull`) included"
+        }
+        (_, false) => {
+            "one fallback, outside both, which also catches a call refused by the bulkhead \
+             (`CallError::BulkheadFull`)"
+        }
+    };
+    format!(
+        "with `#[{0}]` on the same function, the fallback goes on `#[{0}]`: {what}",
+        holder.attr()
+    )
 }
 
 /// Cross-option rules of one attribute.
@@ -48,17 +71,23 @@ fn args(args: &Args, errors: &mut Errors) {
             None => errors.at(Span::call_site(), message),
         }
     }
-    if let (Some(record), Some(ignore)) = (&args.record, &args.ignore) {
-        if tokens_text(record) == tokens_text(ignore) {
-            errors.spanned(
-                ignore,
-                format_args!(
-                    "`{}` and `{}` name the same predicate; an error it matches would be \
-                     ignored and never recorded",
-                    kw::RECORD,
-                    kw::IGNORE
-                ),
-            );
+    // The error predicate beside `ignore`: the breaker's `record`, the retry's `retry`.
+    let chosen = [
+        (&args.record, kw::RECORD, "recorded"),
+        (&args.retry, kw::RETRY, "retried"),
+    ];
+    for (chosen, key, what) in chosen {
+        if let (Some(chosen), Some(ignore)) = (chosen, &args.ignore) {
+            if tokens_text(chosen) == tokens_text(ignore) {
+                errors.spanned(
+                    ignore,
+                    format_args!(
+                        "`{key}` and `{}` name the same predicate; an error it matches would \
+                         be ignored and never {what}",
+                        kw::IGNORE
+                    ),
+                );
+            }
         }
     }
 }

@@ -10,7 +10,7 @@
 //! the breaker's `timeout-duration` on Tokio's paused clock; the one wait that runs out does so
 //! on the system clock, and the test asserts what happened, never how long it took.
 
-use std::future::{poll_fn, Future};
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
@@ -18,12 +18,11 @@ use std::time::Duration;
 
 use breaker::{
     bulkhead, circuit_breaker, Bulkhead, BulkheadConfig, BulkheadEventKind, BulkheadFull,
-    CallError, CallNotPermitted, CallTimedOut, CircuitBreaker, Config, ErrorKind, Format, Registry,
-    RegistryBuilder, State,
+    CallError, CircuitBreaker, Config, ErrorKind, Format, Registry, RegistryBuilder, State,
 };
-use tokio::sync::Semaphore;
 
 use crate::init;
+use crate::support::{full, poll_once, rejected, ApiError, Gate};
 
 /// This module's breakers and bulkheads in the binary's global registry.
 pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
@@ -129,50 +128,6 @@ pub(crate) fn instances(mut registry: RegistryBuilder) -> RegistryBuilder {
         .expect("the test's file loads")
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum ApiError {
-    Down,
-    Full { bulkhead: String },
-    Rejected { breaker: String },
-    TimedOut { breaker: String },
-}
-
-impl From<BulkheadFull> for ApiError {
-    fn from(e: BulkheadFull) -> Self {
-        ApiError::Full {
-            bulkhead: e.bulkhead_name().to_owned(),
-        }
-    }
-}
-
-impl From<CallNotPermitted> for ApiError {
-    fn from(e: CallNotPermitted) -> Self {
-        ApiError::Rejected {
-            breaker: e.breaker_name().to_owned(),
-        }
-    }
-}
-
-impl From<CallTimedOut> for ApiError {
-    fn from(e: CallTimedOut) -> Self {
-        ApiError::TimedOut {
-            breaker: e.breaker_name().to_owned(),
-        }
-    }
-}
-
-fn full(name: &str) -> ApiError {
-    ApiError::Full {
-        bulkhead: name.into(),
-    }
-}
-
-fn rejected(name: &str) -> ApiError {
-    ApiError::Rejected {
-        breaker: name.into(),
-    }
-}
-
 fn bulkhead_of(name: &str) -> Bulkhead {
     Registry::global().bulkhead(name)
 }
@@ -183,43 +138,6 @@ fn breaker_of(name: &str) -> CircuitBreaker {
 
 fn available(name: &str) -> u32 {
     bulkhead_of(name).metrics().available_concurrent_calls()
-}
-
-/// Where a guarded call waits until the test lets it finish: it counts the calls that
-/// entered, and those told to wait wait for a pass.
-struct Gate {
-    entered: AtomicUsize,
-    passes: Semaphore,
-}
-
-impl Gate {
-    const fn new() -> Gate {
-        Gate {
-            entered: AtomicUsize::new(0),
-            passes: Semaphore::const_new(0),
-        }
-    }
-
-    async fn enter(&self, wait: bool) {
-        self.entered.fetch_add(1, Ordering::SeqCst);
-        if wait {
-            self.passes.acquire().await.expect("never closed").forget();
-        }
-    }
-
-    fn entered(&self) -> usize {
-        self.entered.load(Ordering::SeqCst)
-    }
-
-    fn open(&self, calls: usize) {
-        self.passes.add_permits(calls);
-    }
-}
-
-/// Polls `fut` once: a guarded call that parks in its [`Gate`] is then in flight, holding
-/// what it took.
-async fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
-    poll_fn(|cx| Poll::Ready(std::pin::Pin::new(&mut *fut).poll(cx))).await
 }
 
 // --- the limit -------------------------------------------------------------------------------

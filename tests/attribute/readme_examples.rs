@@ -9,6 +9,7 @@ const SHOWN: &[&str] = &[
     "examples/axum_layer.rs",
     "examples/reqwest_client.rs",
     "examples/admin_mount.rs",
+    "examples/retry_attribute.rs",
 ];
 
 #[test]
