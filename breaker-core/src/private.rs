@@ -37,7 +37,8 @@ pub use crate::registry::keyed::KeyedLease;
 pub use crate::retry::{MaxRetriesExceeded, Retry};
 pub use crate::site::{BulkheadSite, CallSite, KeyedCallSite, RetrySite};
 
-use crate::classify::{Always, Classify, ErrorKind, Never, Outcome, Predicate};
+use crate::classify::{Always, Classify, Never, Outcome, Predicate};
+use crate::config::retry::RetryConfig;
 
 /// The guarded function's return type, split into its `Ok` and `Err` types.
 #[diagnostic::on_unimplemented(
@@ -562,32 +563,7 @@ impl<Ret, Ign, Res> fmt::Debug for RetryOn<Ret, Ign, Res> {
 ///   say otherwise (`TimeoutException`, `BulkheadFullException`).
 struct Attempts<'a, C> {
     code: &'a C,
-    retry_exceptions: &'a [ErrorKind],
-    ignore_exceptions: &'a [ErrorKind],
-}
-
-impl<C> Attempts<'_, C> {
-    /// `error` (of any of the types an attempt can end with) after the configured kinds: an
-    /// ignored kind ends the call; with a `retry-exceptions` list, an error outside it ends the
-    /// call too.
-    #[inline]
-    fn kinds<X: 'static>(&self, error: &X, code: Outcome) -> Outcome {
-        if self
-            .ignore_exceptions
-            .iter()
-            .any(|kind| kind.matches(error))
-        {
-            return Outcome::Ignored;
-        }
-        if code == Outcome::Ignored || self.retry_exceptions.is_empty() {
-            return code;
-        }
-        if self.retry_exceptions.iter().any(|kind| kind.matches(error)) {
-            Outcome::Failure
-        } else {
-            Outcome::Ignored
-        }
-    }
+    config: &'a RetryConfig,
 }
 
 impl<T, E, Ret, Ign, Res> Classify<T, CallError<E>> for Attempts<'_, RetryOn<Ret, Ign, Res>>
@@ -603,20 +579,15 @@ where
             Err(error) => error,
         };
         match error {
-            CallError::Inner(e) => self.kinds(e, self.code.error(e)),
+            CallError::Inner(e) => self.config.classify_error(e, self.code.error(e)),
             // Never retried unless named: the breaker is OPEN, and asking again at once only
             // adds load it was opened to keep away.
-            CallError::Rejected(rejected) => {
-                let named = self.retry_exceptions.iter().any(|k| k.matches(rejected));
-                let ignored = self.ignore_exceptions.iter().any(|k| k.matches(rejected));
-                if named && !ignored {
-                    Outcome::Failure
-                } else {
-                    Outcome::Ignored
-                }
+            CallError::Rejected(_) if self.config.retry_exceptions().is_empty() => Outcome::Ignored,
+            CallError::Rejected(rejected) => self.config.classify_error(rejected, Outcome::Failure),
+            CallError::TimedOut(timed_out) => {
+                self.config.classify_error(timed_out, Outcome::Failure)
             }
-            CallError::TimedOut(timed_out) => self.kinds(timed_out, Outcome::Failure),
-            CallError::BulkheadFull(full) => self.kinds(full, Outcome::Failure),
+            CallError::BulkheadFull(full) => self.config.classify_error(full, Outcome::Failure),
             // Only a retry ends a call so, and the retry is outermost.
             CallError::RetriesExhausted(_) => Outcome::Ignored,
         }
@@ -694,11 +665,9 @@ where
     M: FnMut() -> F,
     F: Future<Output = Result<R::Ok, CallError<R::Err>>>,
 {
-    let config = retry.config();
     let attempts = Attempts {
         code: classify,
-        retry_exceptions: config.retry_exceptions(),
-        ignore_exceptions: config.ignore_exceptions(),
+        config: retry.config(),
     };
     flatten(retry.call_with(&attempts, make).await)
 }
@@ -718,11 +687,9 @@ where
     Res: Predicate<R::Ok>,
     M: FnMut() -> Result<R::Ok, CallError<R::Err>>,
 {
-    let config = retry.config();
     let attempts = Attempts {
         code: &classify,
-        retry_exceptions: config.retry_exceptions(),
-        ignore_exceptions: config.ignore_exceptions(),
+        config: retry.config(),
     };
     flatten(retry.call_sync_with(&attempts, make))
 }
