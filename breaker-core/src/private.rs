@@ -600,19 +600,6 @@ where
     }
 }
 
-/// An attempt's error inside the retry's: one `CallError`, the inner guard's end where it
-/// had one.
-#[inline]
-fn flatten<T, E>(out: Result<T, CallError<CallError<E>>>) -> Result<T, CallError<E>> {
-    out.map_err(|error| match error {
-        CallError::Inner(inner) => inner,
-        CallError::Rejected(rejected) => CallError::Rejected(rejected),
-        CallError::TimedOut(timed_out) => CallError::TimedOut(timed_out),
-        CallError::BulkheadFull(full) => CallError::BulkheadFull(full),
-        CallError::RetriesExhausted(exhausted) => CallError::RetriesExhausted(exhausted),
-    })
-}
-
 /// Runs an async body through `retry` alone: `make` makes one attempt's future of the body.
 #[inline]
 pub fn run_retry<'a, R, C, M, F>(
@@ -669,7 +656,10 @@ where
         code: classify,
         config: retry.config(),
     };
-    flatten(retry.call_with(&attempts, make).await)
+    retry
+        .call_with(&attempts, make)
+        .await
+        .map_err(CallError::flatten)
 }
 
 /// Runs a plain attempt through `retry` around the inner guards.
@@ -691,7 +681,9 @@ where
         code: &classify,
         config: retry.config(),
     };
-    flatten(retry.call_sync_with(&attempts, make))
+    retry
+        .call_sync_with(&attempts, make)
+        .map_err(CallError::flatten)
 }
 
 /// Without a fallback, with `result = ..`: retries that ran out on an `Ok` through
