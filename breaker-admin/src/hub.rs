@@ -108,6 +108,14 @@ impl Feed {
         })
     }
 
+    /// The ring's records from the newest back, read lazily (`Ring::newest_first`).
+    pub(crate) fn newest_first(&self) -> impl Iterator<Item = Record> + '_ {
+        self.ring
+            .iter()
+            .flat_map(Ring::newest_first)
+            .filter_map(Record::from_words)
+    }
+
     /// The state-change ring's records (STATE_TRANSITION and RESET), oldest first, and how many
     /// changes it was given that it no longer holds (overwritten by newer ones, or, rarely, given
     /// up or still being written by a concurrent publisher).

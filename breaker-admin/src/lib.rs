@@ -216,6 +216,7 @@ mod bulkheads;
 mod event;
 mod hub;
 mod json;
+mod newest;
 mod options;
 mod retries;
 mod ring;

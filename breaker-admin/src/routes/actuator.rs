@@ -7,19 +7,19 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use breaker_core::Timestamp;
 use serde_json::{json, Value};
 
 use crate::event::EventType;
 use crate::hub::Tracked;
 use crate::json::{self, EventDto, Status};
+use crate::newest::newest;
 use crate::routes::error::{event_type, ApiError};
 use crate::routes::state::AppState;
 
 /// At most this many events in `GET /actuator/circuitbreakerevents`,
 /// `GET /actuator/bulkheadevents` and `GET /actuator/retryevents` (every breaker, bulkhead,
-/// retry).
-const MAX_ALL_EVENTS: usize = 10_000;
+/// retry): the newest, chosen without gathering the rest (`newest.rs`).
+pub(super) const MAX_ALL_EVENTS: usize = 10_000;
 
 pub(super) async fn all_breakers(State(app): State<Arc<AppState>>) -> Json<Value> {
     let all = app.hub.all();
@@ -46,25 +46,16 @@ fn events_of(tracked: &Tracked, only: Option<EventType>) -> Value {
 
 pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<Value> {
     let all = app.hub.all();
-    let per_breaker: Vec<_> = all.iter().map(|t| (t.name(), t.feed.recent())).collect();
-    let mut list: Vec<_> = per_breaker
+    let newest = newest(
+        all.iter().map(|t| t.feed.newest_first()),
+        MAX_ALL_EVENTS,
+        |r| r.at,
+    );
+    let dtos: Vec<EventDto<'_>> = newest
         .iter()
-        .flat_map(|(name, records)| records.iter().map(move |r| (r.at, *name, r)))
-        .collect();
-    let dtos: Vec<EventDto<'_>> = newest_by_time(&mut list)
-        .iter()
-        .map(|(_, name, r)| EventDto::new(name, r))
+        .map(|(i, r)| EventDto::new(all[*i].name(), r))
         .collect();
     Json(json::events(&dtos))
-}
-
-/// The newest [`MAX_ALL_EVENTS`] of `list` (events of every breaker, or every bulkhead, each
-/// with its creation time first), by creation time, as Resilience4j sorts them; a stable sort
-/// keeps each one's own order for events at the same instant.
-pub(super) fn newest_by_time<T, U>(list: &mut [(Timestamp, T, U)]) -> &[(Timestamp, T, U)] {
-    list.sort_by_key(|(at, _, _)| *at);
-    let skip = list.len().saturating_sub(MAX_ALL_EVENTS);
-    &list[skip..]
 }
 
 /// One breaker's recent events (also the dashboard's `/dashboard/api/breakers/{name}/events`).
