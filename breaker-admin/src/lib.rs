@@ -224,6 +224,7 @@ mod ring;
 mod ring_tests;
 mod roster;
 mod routes;
+mod stream;
 mod text;
 
 /// The atomics the ring is made of: std's here; loom's where `tests/admin/ring_loom.rs` compiles
@@ -235,12 +236,26 @@ mod sync {
 use crate::hub::Hub;
 use crate::options::Options;
 pub use crate::options::{Authorization, Authorize};
+use crate::stream::StreamLimits;
 
 /// The default stream ring: events of every breaker kept for the server-sent event clients.
 pub const DEFAULT_STREAM_BUFFER_SIZE: usize = 4096;
 
 /// The largest stream ring [`AdminBuilder::stream_buffer_size`] takes.
 pub const MAX_STREAM_BUFFER_SIZE: usize = 1 << 20;
+
+/// The default number of event streams served at once: [`AdminBuilder::max_stream_clients`].
+pub const DEFAULT_MAX_STREAM_CLIENTS: usize = 256;
+
+/// The default time the stream's ring is still written after its last client left:
+/// [`AdminBuilder::stream_linger`].
+pub const DEFAULT_STREAM_LINGER: Duration = Duration::from_secs(10);
+
+/// The default longest life of one event stream: [`Admin::stream_max_lifetime`].
+pub const DEFAULT_STREAM_MAX_LIFETIME: Duration = Duration::from_secs(5 * 60);
+
+/// The default time an event stream may leave an event untaken: [`Admin::stream_stall_timeout`].
+pub const DEFAULT_STREAM_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The operations surface over one registry: build it, then mount [`Admin::router`] or run
 /// [`Admin::serve_local`].
@@ -258,6 +273,7 @@ pub struct Admin {
 pub struct AdminBuilder {
     registry: Registry,
     stream_buffer_size: usize,
+    stream_limits: StreamLimits,
 }
 
 impl AdminBuilder {
@@ -270,10 +286,32 @@ impl AdminBuilder {
         self
     }
 
+    /// How many event streams are served at once (default [`DEFAULT_MAX_STREAM_CLIENTS`], from
+    /// 1 to 65,536; a value outside is clamped), counted over every router of the admin. The
+    /// next client gets a 503 with a JSON error and `Retry-After: 5`. A slot is given back when
+    /// its stream ends, and by a stream that stops being read, within
+    /// [`Admin::stream_max_lifetime`] or [`Admin::stream_stall_timeout`].
+    pub fn max_stream_clients(mut self, clients: usize) -> AdminBuilder {
+        self.stream_limits.max_clients = clients.clamp(1, 1 << 16);
+        self
+    }
+
+    /// How long the stream's ring is still written after its last client left (default
+    /// [`DEFAULT_STREAM_LINGER`], at most 10 minutes; a longer one is clamped): a client that
+    /// reconnects within it (an `EventSource` does a few seconds after its stream ends) resumes
+    /// from its `Last-Event-ID` with nothing missing, while the ring holds it. After it, calls
+    /// cost the stream nothing until a client connects again; one that resumes from before
+    /// then is told how many events it missed. `Duration::ZERO` switches the ring off as the
+    /// last client leaves.
+    pub fn stream_linger(mut self, linger: Duration) -> AdminBuilder {
+        self.stream_limits.linger = linger.min(Duration::from_secs(600));
+        self
+    }
+
     /// The admin, attached to the registry's breakers from now on.
     pub fn build(self) -> Admin {
         Admin {
-            hub: Hub::attach(&self.registry, self.stream_buffer_size),
+            hub: Hub::attach(&self.registry, self.stream_buffer_size, self.stream_limits),
             options: Options {
                 circuit_breakers: true,
                 events: true,
@@ -288,6 +326,8 @@ impl AdminBuilder {
                 write: None,
                 prometheus: None,
                 stream_interval: Duration::from_millis(100),
+                stream_max_lifetime: DEFAULT_STREAM_MAX_LIFETIME,
+                stream_stall_timeout: DEFAULT_STREAM_STALL_TIMEOUT,
             },
         }
     }
@@ -304,6 +344,10 @@ impl Admin {
         AdminBuilder {
             registry: registry.clone(),
             stream_buffer_size: DEFAULT_STREAM_BUFFER_SIZE,
+            stream_limits: StreamLimits {
+                max_clients: DEFAULT_MAX_STREAM_CLIENTS,
+                linger: DEFAULT_STREAM_LINGER,
+            },
         }
     }
 
@@ -401,6 +445,33 @@ impl Admin {
         self.options.stream_interval =
             every.clamp(Duration::from_millis(1), Duration::from_secs(1));
         self
+    }
+
+    /// How long one event stream lives (default [`DEFAULT_STREAM_MAX_LIFETIME`], from 1 second
+    /// to 24 hours; a value outside is clamped). Then the server ends it and gives its slot back;
+    /// an `EventSource` reconnects by itself with its `Last-Event-ID` and misses nothing the ring
+    /// still holds ([`AdminBuilder::stream_linger`]). This is what frees the slot of a client
+    /// that connected and never reads under light traffic: the kernel's socket buffers take its
+    /// few events for hours, so no write ever blocks.
+    pub fn stream_max_lifetime(mut self, lifetime: Duration) -> Admin {
+        self.options.stream_max_lifetime =
+            lifetime.clamp(Duration::from_secs(1), Duration::from_secs(24 * 3600));
+        self
+    }
+
+    /// How long an event stream may leave an event untaken before the server gives its slot
+    /// back (default [`DEFAULT_STREAM_STALL_TIMEOUT`], from 1 second to 1 hour; a value outside
+    /// is clamped): the connection's buffers are full and the client is not reading, which under
+    /// heavy traffic happens long before [`Admin::stream_max_lifetime`].
+    pub fn stream_stall_timeout(mut self, stall: Duration) -> Admin {
+        self.options.stream_stall_timeout =
+            stall.clamp(Duration::from_secs(1), Duration::from_secs(3600));
+        self
+    }
+
+    /// How many event streams hold a slot now (at most [`AdminBuilder::max_stream_clients`]).
+    pub fn stream_clients(&self) -> usize {
+        self.hub.stream.slots_taken()
     }
 
     /// The routes, to `merge` or `nest` into the service's router. It binds nothing.

@@ -56,4 +56,6 @@ pub(crate) struct Options {
     pub(crate) write: Option<Arc<dyn Authorize>>,
     pub(crate) prometheus: Option<Render>,
     pub(crate) stream_interval: Duration,
+    pub(crate) stream_max_lifetime: Duration,
+    pub(crate) stream_stall_timeout: Duration,
 }

@@ -26,4 +26,5 @@ mod logging;
 mod retries;
 mod ring_loom;
 mod stream;
+mod stream_slots;
 mod write_operation;
