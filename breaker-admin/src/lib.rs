@@ -214,6 +214,7 @@ use breaker_core::Registry;
 
 mod bulkheads;
 mod event;
+mod hosts;
 mod hub;
 mod json;
 mod newest;
@@ -233,6 +234,7 @@ mod sync {
     pub(crate) use std::sync::atomic::{fence, AtomicU64};
 }
 
+use crate::hosts::AllowedHosts;
 use crate::hub::Hub;
 use crate::options::Options;
 pub use crate::options::{Authorization, Authorize};
@@ -243,6 +245,10 @@ pub const DEFAULT_STREAM_BUFFER_SIZE: usize = 4096;
 
 /// The largest stream ring [`AdminBuilder::stream_buffer_size`] takes.
 pub const MAX_STREAM_BUFFER_SIZE: usize = 1 << 20;
+
+/// The names [`Admin::serve_local`] answers to, on any port: the loopback address in IPv4 and
+/// IPv6 (in brackets, as a `Host` header carries it) and `localhost`.
+pub const LOOPBACK_HOSTS: [&str; 3] = ["127.0.0.1", "localhost", "[::1]"];
 
 /// The default number of event streams served at once: [`AdminBuilder::max_stream_clients`].
 pub const DEFAULT_MAX_STREAM_CLIENTS: usize = 256;
@@ -328,6 +334,7 @@ impl AdminBuilder {
                 stream_interval: Duration::from_millis(100),
                 stream_max_lifetime: DEFAULT_STREAM_MAX_LIFETIME,
                 stream_stall_timeout: DEFAULT_STREAM_STALL_TIMEOUT,
+                allowed_hosts: None,
             },
         }
     }
@@ -469,6 +476,23 @@ impl Admin {
         self
     }
 
+    /// Answers only requests addressed to one of `hosts` (the `Host` header's name, on any
+    /// port, in any case; an IPv6 address in brackets, `[::1]`); any other gets a 403 whose JSON
+    /// names the `Host` it gave, and one without a `Host` a 400, before any route runs. This
+    /// keeps a page on another site whose name an attacker resolves to this machine (DNS
+    /// rebinding) from reaching the admin from a browser on it. [`Admin::serve_local`] checks
+    /// [`LOOPBACK_HOSTS`] unless this was called; [`Admin::router`] checks nothing unless it was
+    /// (`admin.allowed_hosts(LOOPBACK_HOSTS)` for a router served on loopback; the service's
+    /// own names for one it serves elsewhere).
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Admin
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.options.allowed_hosts = Some(AllowedHosts::new(hosts));
+        self
+    }
+
     /// How many event streams hold a slot now (at most [`AdminBuilder::max_stream_clients`]).
     pub fn stream_clients(&self) -> usize {
         self.hub.stream.slots_taken()
@@ -483,9 +507,13 @@ impl Admin {
     }
 
     /// Serves [`Admin::router`] on `127.0.0.1:port` until the listener fails; it never binds
-    /// another address. Port 0 picks a free port (which only the OS then knows; bind your own
-    /// listener to learn it).
-    pub async fn serve_local(self, port: u16) -> std::io::Result<()> {
+    /// another address. It answers only requests addressed to [`LOOPBACK_HOSTS`] (or to the
+    /// names given to [`Admin::allowed_hosts`]): see there. Port 0 picks a free port (which
+    /// only the OS then knows; bind your own listener to learn it).
+    pub async fn serve_local(mut self, port: u16) -> std::io::Result<()> {
+        if self.options.allowed_hosts.is_none() {
+            self.options.allowed_hosts = Some(AllowedHosts::new(LOOPBACK_HOSTS));
+        }
         let listener = tokio::net::TcpListener::bind(local_address(port)).await?;
         axum::serve(listener, self.router()).await
     }
@@ -512,6 +540,7 @@ impl fmt::Debug for Admin {
             .field("stream", &o.stream)
             .field("health", &o.health)
             .field("dashboard", &o.dashboard)
+            .field("allowed_hosts", &o.allowed_hosts)
             .finish_non_exhaustive()
     }
 }

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use axum::http::request::Parts;
 
+use crate::hosts::AllowedHosts;
+
 /// What an [`Authorize`] hook decides about one write request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -58,4 +60,6 @@ pub(crate) struct Options {
     pub(crate) stream_interval: Duration,
     pub(crate) stream_max_lifetime: Duration,
     pub(crate) stream_stall_timeout: Duration,
+    /// The `Host` names answered; `None`: every one.
+    pub(crate) allowed_hosts: Option<AllowedHosts>,
 }

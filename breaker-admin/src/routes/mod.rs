@@ -4,13 +4,14 @@
 //! `state.rs` is what every handler shares ([`AppState`]) and `error.rs` the JSON error body;
 //! the handlers sit above them: `actuator.rs` (Resilience4j's read endpoints and health),
 //! `bulkheads.rs` and `retries.rs` (its bulkhead and retry endpoints), `write.rs` (the write operation and its checks), `dashboard.rs` (the page and its data,
-//! with `query.rs` parsing its query) and `sse.rs` (the live event stream). Only this file
-//! names them all.
+//! with `query.rs` parsing its query) and `sse.rs` (the live event stream); `host.rs` is the
+//! `Host` check in front of them all. Only this file names them all.
 
 mod actuator;
 mod bulkheads;
 mod dashboard;
 mod error;
+mod host;
 mod query;
 mod retries;
 mod sse;
@@ -120,6 +121,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
                 "/dashboard/api/breakers/{name}/states",
                 get(dashboard::breaker_states),
             );
+    }
+    if let Some(hosts) = o.allowed_hosts.clone() {
+        // Last, so it runs first: before any route, an unknown path's 404 too.
+        router = router.layer(axum::middleware::from_fn_with_state(hosts, host::check));
     }
     router.with_state(state)
 }

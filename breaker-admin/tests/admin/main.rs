@@ -21,6 +21,7 @@ mod bulkheads;
 mod circuit_breakers;
 mod dashboard;
 mod events;
+mod hardening;
 mod health;
 mod logging;
 mod retries;
