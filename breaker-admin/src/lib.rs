@@ -212,6 +212,9 @@ use std::time::Duration;
 use axum::Router;
 use breaker_core::Registry;
 
+#[cfg(feature = "bench-internals")]
+#[doc(hidden)]
+pub mod bench_internals;
 mod bulkheads;
 mod event;
 mod hosts;

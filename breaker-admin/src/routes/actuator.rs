@@ -10,7 +10,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use crate::event::EventType;
-use crate::hub::Tracked;
+use crate::hub::{Hub, Tracked};
 use crate::json::{self, EventDto, Status};
 use crate::newest::newest;
 use crate::routes::error::{event_type, ApiError};
@@ -19,7 +19,7 @@ use crate::routes::state::AppState;
 /// At most this many events in `GET /actuator/circuitbreakerevents`,
 /// `GET /actuator/bulkheadevents` and `GET /actuator/retryevents` (every breaker, bulkhead,
 /// retry): the newest, chosen without gathering the rest (`newest.rs`).
-pub(super) const MAX_ALL_EVENTS: usize = 10_000;
+pub(crate) const MAX_ALL_EVENTS: usize = 10_000;
 
 pub(super) async fn all_breakers(State(app): State<Arc<AppState>>) -> Json<Value> {
     let all = app.hub.all();
@@ -45,7 +45,13 @@ fn events_of(tracked: &Tracked, only: Option<EventType>) -> Value {
 }
 
 pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<Value> {
-    let all = app.hub.all();
+    Json(all_events_value(&app.hub))
+}
+
+/// The body of `GET /actuator/circuitbreakerevents`: every breaker's newest events, at most
+/// [`MAX_ALL_EVENTS`], by time.
+pub(crate) fn all_events_value(hub: &Hub) -> Value {
+    let all = hub.all();
     let newest = newest(
         all.iter().map(|t| t.feed.newest_first()),
         MAX_ALL_EVENTS,
@@ -55,7 +61,7 @@ pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<Value> 
         .iter()
         .map(|(i, r)| EventDto::new(all[*i].name(), r))
         .collect();
-    Json(json::events(&dtos))
+    json::events(&dtos)
 }
 
 /// One breaker's recent events (also the dashboard's `/dashboard/api/breakers/{name}/events`).

@@ -24,6 +24,8 @@ use axum::http::header;
 use axum::routing::{get, MethodRouter};
 use axum::Router;
 
+#[cfg(feature = "bench-internals")]
+pub(crate) use self::actuator::{all_events_value, MAX_ALL_EVENTS};
 pub(crate) use self::state::AppState;
 
 /// The routes `state.options` asks for, over `state`.
