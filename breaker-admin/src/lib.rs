@@ -73,12 +73,20 @@
 //! - `GET /actuator/circuitbreakerevents` (every breaker), `GET /actuator/bulkheadevents`
 //!   (every bulkhead) and `GET /actuator/retryevents` (every retry) give at most the newest
 //!   10,000 events; each breaker, bulkhead and retry keeps its `event-consumer-buffer-size`
-//!   newest. Events at the same instant come in name order.
+//!   newest. Events at the same instant come in name order. Resilience4j gathers and sorts
+//!   every buffered event; here the newest 10,000 are picked without gathering the rest, so a
+//!   request costs what the cap and the number of instances cost, not what is stored (below,
+//!   "Events and their cost").
 //! - The bulkhead endpoints list the semaphore bulkheads of the registry; breaker has no
 //!   thread-pool bulkhead, which Resilience4j's also lists.
 //! - The event stream writes each event as a plain `data:` message (no `event:` name, so a
 //!   browser's `onmessage` gets it) with the stream's sequence number as its `id:`; a
 //!   reconnecting client's `Last-Event-ID` resumes after it.
+//! - The event stream serves at most 256 clients at once by default (a JSON 503 beyond), ends a
+//!   stream after 5 minutes or once it leaves an event untaken for 30 seconds, and tells a client what
+//!   it missed (`event: lagged`); Resilience4j's serves any number for as long as they stay and
+//!   drops what a slow client cannot take without saying so. Its ids are numbers that resume;
+//!   Resilience4j's `id` is the breaker's name and does not. See "The event stream" below.
 //!
 //! # Bulkheads
 //!
@@ -146,6 +154,45 @@
 //! from the oldest change listed. A change published while the admin attached to the breaker
 //! can be listed at or just before `since` (`initialState` already includes it).
 //!
+//! # The event stream
+//!
+//! `GET /actuator/streamcircuitbreakerevents` sends every breaker's events (or one breaker's,
+//! or one type's) as they happen, from a ring of the newest
+//! [`stream_buffer_size`](AdminBuilder::stream_buffer_size) events of all breakers (default
+//! 4,096) that each client reads at its own pace, a heartbeat (`ping`) each second in between.
+//!
+//! - **Ids and resuming.** Each event's `id:` is its number in the stream. Numbers start at the
+//!   admin's start time in microseconds since 1970 (on the registry's clock) and go up by one an
+//!   event, so an earlier run's ids are below this run's. A client that reconnects with
+//!   `Last-Event-ID` (an `EventSource` does by itself) resumes after that event. One that fell
+//!   further behind than the ring holds first gets `event: lagged` with `data: {"lost": n}`, the
+//!   number of events it missed, then reads on from the oldest still held. A `Last-Event-ID`
+//!   from before this admin started, beyond its newest event (another process's) or not a
+//!   number gets `event: lagged` with `{"lost": null, "message": ...}` saying which, and the
+//!   stream goes on from the newest event.
+//! - **No client, no cost.** The ring is written only while a client is connected, and for
+//!   [`stream_linger`](AdminBuilder::stream_linger) after the last one leaves (default 10 s),
+//!   so that a client that reconnects within it misses nothing. After that a call costs the
+//!   stream nothing (one atomic read). What was published while the ring was off is counted from
+//!   what each breaker keeps anyway (its own ring's head): a client that resumes from before that
+//!   time gets `event: lagged` with the number of events published meanwhile. The count is exact
+//!   unless a call published at the very instant the ring was switched on or off (such a call
+//!   can be counted lost and still be delivered); events of a breaker removed meanwhile are not
+//!   counted (their breaker has no name left to show).
+//! - **Slots.** At most [`max_stream_clients`](AdminBuilder::max_stream_clients) streams are
+//!   served at once (default 256); the next client gets a 503 whose JSON says so, with
+//!   `Retry-After: 5`. A client that connects and never reads gives its slot back within a
+//!   bound: under light traffic the kernel's socket buffers take its heartbeats and few events
+//!   for hours, so no write ever blocks, and only the stream's
+//!   [lifetime](Admin::stream_max_lifetime) frees it (default 5 minutes; the server then ends
+//!   the stream and an `EventSource` reconnects with its `Last-Event-ID`, missing nothing the
+//!   ring holds); under heavy traffic its buffers fill in seconds, and a
+//!   [stall bound](Admin::stream_stall_timeout) frees it once an event handed to the server has
+//!   stayed untaken that long (default 30 s). [`Admin::stream_clients`] counts the slots taken.
+//!   Each client holds at most 128 events read from the ring at a time, whatever the ring's size.
+//!   The slot, not the connection: a stalled connection stays open until the peer or the
+//!   server's own timeouts close it (it costs no call anything).
+//!
 //! # Health
 //!
 //! Only breakers with `register-health-indicator` appear. CLOSED is `UP`, HALF_OPEN is
@@ -169,11 +216,21 @@
 //! the admin started following it: the state history above. All of it is written by one
 //! listener on the thread that publishes the event, with atomics only: no lock, no allocation,
 //! no waiting (see `ring.rs`; a state change is one more ring write). The stream's ring, shared
-//! by every breaker, is written only while a stream client is connected. The breaker itself
+//! by every breaker, is written only while a stream client is connected (and for the linger
+//! after the last one leaves: "The event stream" above). The breaker itself
 //! publishes a CLOSED call's event without its lock, as it records the call, so following a
 //! breaker puts no call behind a lock either; what it costs per call is measured in
 //! docs/PERFORMANCE.md ("The operations surface under load"). Without the `admin` feature
 //! none of this exists.
+//!
+//! `GET /actuator/circuitbreakerevents` reads each ring back from its newest event and keeps a
+//! heap of one candidate per breaker, picking the newest of all until it has its 10,000: it
+//! reads the breakers' count plus 10,000 records, whatever the buffers hold, in time
+//! `O((breakers + 10,000)·log breakers)` and memory `O(breakers + 10,000)`, and answers what
+//! sorting every event by time would, cut to the newest 10,000 (the bulkheads' and retries'
+//! endpoints alike). For 10,000 breakers of 100 events (a million stored) that is about 7 ms
+//! and 2.4 MiB to choose the events, against 180 ms and 115 MiB for the full sort
+//! (docs/PERFORMANCE.md, "The operations surface under load").
 //!
 //! Per breaker, a ring slot is its sequence word and the record's words, 8 bytes each: an
 //! event is 4 words (32 bytes, 3.2 KB for 100 events), a state change 3 (24 bytes, 768 bytes
@@ -195,6 +252,19 @@
 //! into its router, and chooses who can reach it. [`Admin::serve_local`] binds `127.0.0.1` and
 //! nothing else; to expose the admin on another address, bind a listener there and serve
 //! `router()` yourself, behind whatever authentication the network needs.
+//!
+//! A loopback address alone does not keep browsers out: a page on `evil.example` whose name the
+//! attacker then resolves to 127.0.0.1 (DNS rebinding) sends its requests to a loopback admin
+//! as same-origin ones. So [`Admin::serve_local`] answers only requests whose `Host` is one of
+//! [`LOOPBACK_HOSTS`] (`127.0.0.1`, `localhost`, `[::1]`, any port) and any other with a 403
+//! whose JSON names the `Host`, before any route runs (the write hook too).
+//! [`Admin::allowed_hosts`] gives a router the same check with the names it is reached by.
+//!
+//! The dashboard page is sent with a `Content-Security-Policy` that lets it load only its own
+//! script, style and data from its own origin, nothing inline and nothing framing it
+//! (`frame-ancestors 'none'`, and `X-Frame-Options: DENY` for older browsers), with
+//! `X-Content-Type-Options: nosniff` on the page and its assets and `Referrer-Policy:
+//! no-referrer`.
 //!
 //! [`CircuitBreaker::name`]: breaker_core::CircuitBreaker::name
 //! [`Registry::on_registry_event_for`]: breaker_core::Registry::on_registry_event_for
