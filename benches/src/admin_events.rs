@@ -61,6 +61,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
+/// One way of answering, by name: the body (`Vec<u8>`) or the selection alone.
+type Way<'a, T> = (&'static str, &'a dyn Fn() -> T);
+
 /// What one request of one way cost.
 struct Sample {
     time: Duration,
@@ -139,7 +142,7 @@ fn main() {
     assert_eq!(new_body, old_body, "the two ways must answer the same body");
     drop((new_body, old_body));
 
-    let ways: [(&str, &dyn Fn() -> Vec<u8>); 2] = [
+    let ways: [Way<'_, Vec<u8>>; 2] = [
         ("old: every event copied, sorted, cut", &old),
         ("new: newest 10,000 by a heap", &new),
     ];
@@ -150,7 +153,7 @@ fn main() {
         || bench_internals::select_by_full_sort(&admin),
     );
     assert_eq!(heap(), sort(), "the two selections pick the same events");
-    let ways: [(&str, &dyn Fn() -> (usize, u64)); 2] = [
+    let ways: [Way<'_, (usize, u64)>; 2] = [
         ("old: every event copied, sorted, cut", &sort),
         ("new: newest 10,000 by a heap", &heap),
     ];
@@ -162,7 +165,7 @@ fn main() {
 
 /// Times `requests` requests of each way, alternating, and prints a row per way and their
 /// ratio.
-fn compare<T>(ways: &[(&str, &dyn Fn() -> T); 2], requests: usize) {
+fn compare<T>(ways: &[Way<'_, T>; 2], requests: usize) {
     let mut samples: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..requests {
         for (i, (_, way)) in ways.iter().enumerate() {

@@ -82,11 +82,12 @@
 //! - The event stream writes each event as a plain `data:` message (no `event:` name, so a
 //!   browser's `onmessage` gets it) with the stream's sequence number as its `id:`; a
 //!   reconnecting client's `Last-Event-ID` resumes after it.
-//! - The event stream serves at most 256 clients at once by default (a JSON 503 beyond), ends a
-//!   stream after 5 minutes or once it leaves an event untaken for 30 seconds, and tells a client what
-//!   it missed (`event: lagged`); Resilience4j's serves any number for as long as they stay and
-//!   drops what a slow client cannot take without saying so. Its ids are numbers that resume;
-//!   Resilience4j's `id` is the breaker's name and does not. See "The event stream" below.
+//! - The event stream serves at most 256 clients at once by default (a JSON 503 beyond), ends
+//!   a stream after 5 minutes or once it leaves an event untaken for 30 seconds, and tells a
+//!   client what it missed (`event: lagged`); Resilience4j's endpoint bounds neither its
+//!   clients' number nor their time, and drops what a slow client cannot take without saying
+//!   so. Its ids are numbers that resume; Resilience4j's `id` is the breaker's name and does
+//!   not. See "The event stream" below.
 //!
 //! # Bulkheads
 //!
