@@ -212,8 +212,10 @@ use std::time::Duration;
 use axum::Router;
 use breaker_core::Registry;
 
+mod availability;
 mod bulkheads;
 mod event;
+mod health;
 mod hub;
 mod json;
 mod options;
@@ -232,7 +234,8 @@ mod sync {
 }
 
 use crate::hub::Hub;
-use crate::options::Options;
+use crate::options::{HealthShow, Options};
+pub use crate::availability::{Liveness, Readiness};
 pub use crate::options::{Authorization, Authorize};
 
 /// The default stream ring: events of every breaker kept for the server-sent event clients.
@@ -282,7 +285,11 @@ impl AdminBuilder {
                 retry_events: true,
                 stream: true,
                 health: true,
-                health_details: true,
+                health_show: HealthShow::default(),
+                health_probes: true,
+                readiness_includes_circuit_breakers: false,
+                readiness: Readiness::default(),
+                liveness: Liveness::default(),
                 dashboard: true,
                 write: None,
                 prometheus: None,
@@ -374,18 +381,67 @@ impl Admin {
         self
     }
 
-    /// Serves `GET /actuator/health` and `/actuator/health/circuitBreakers` (default on).
+    /// Serves `GET /actuator/health` and the paths below it: the probes
+    /// `/actuator/health/liveness` and `/readiness`, and each component where components are
+    /// shown (default on). See the crate's docs, "Health".
     pub fn health_endpoint(mut self, on: bool) -> Admin {
         self.options.health = on;
         self
     }
 
-    /// Whether the health JSON names the breakers and shows their details (default on); off,
-    /// it is only `{"status": ...}`, as Spring's `show-details: never` (the HTTP status is the
-    /// same).
+    /// Whether the health JSON shows each indicator's details: the breakers' statuses and
+    /// metrics under `circuitBreakers` (Spring's `management.endpoint.health.show-details`,
+    /// `always` or `never`; default off, as Spring's `never`). Components are shown with the
+    /// details unless [`health_components`](Admin::health_components) says otherwise. The HTTP
+    /// status is the same either way.
     pub fn health_details(mut self, on: bool) -> Admin {
-        self.options.health_details = on;
+        self.options.health_show.details = on;
         self
+    }
+
+    /// Whether the health JSON shows the components (`circuitBreakers`, `ping`, ...) with
+    /// their statuses, and whether a component's own path (`/actuator/health/circuitBreakers`)
+    /// answers rather than 404 (Spring's `show-components`). Without this call it follows
+    /// [`health_details`](Admin::health_details), as Spring's unset `show-components` does;
+    /// `health_components(true)` alone shows each component's status without the breakers'
+    /// details.
+    pub fn health_components(mut self, on: bool) -> Admin {
+        self.options.health_show.components = Some(on);
+        self
+    }
+
+    /// Serves the probe groups `/actuator/health/liveness` and `/actuator/health/readiness`,
+    /// with their `livenessState` and `readinessState` components in the whole's health
+    /// (default on, as Spring Boot 4 has them, and Spring Boot 3 on Kubernetes). Off, the root
+    /// lists no `groups` and [`Admin::readiness`] and [`Admin::liveness`] change nothing.
+    pub fn health_probes(mut self, on: bool) -> Admin {
+        self.options.health_probes = on;
+        self
+    }
+
+    /// Puts the `circuitBreakers` component into the readiness group, as Spring's
+    /// `management.endpoint.health.group.readiness.include=readinessState,circuitBreakers`
+    /// does (default off, as in Spring: the readiness probe then reads the service's own
+    /// readiness only). On, a breaker allowed to fail that is OPEN makes the probe 503, and
+    /// the group shows its components and details as the whole does (a group set up in
+    /// Spring's properties inherits the endpoint's settings).
+    pub fn readiness_includes_circuit_breakers(mut self, on: bool) -> Admin {
+        self.options.readiness_includes_circuit_breakers = on;
+        self
+    }
+
+    /// The handle to this admin's readiness state (the `readinessState` component and the
+    /// readiness probe): [`Readiness::refuse_traffic`] during a graceful shutdown. Every
+    /// router of this admin reads it, whenever it was made.
+    pub fn readiness(&self) -> Readiness {
+        self.options.readiness.clone()
+    }
+
+    /// The handle to this admin's liveness state (the `livenessState` component and the
+    /// liveness probe): [`Liveness::mark_broken`] when the process cannot recover by itself.
+    /// Every router of this admin reads it, whenever it was made.
+    pub fn liveness(&self) -> Liveness {
+        self.options.liveness.clone()
     }
 
     /// Serves the dashboard page and its `/dashboard/api/...` data (default on).
@@ -439,6 +495,9 @@ impl fmt::Debug for Admin {
             .field("retry_events", &o.retry_events)
             .field("stream", &o.stream)
             .field("health", &o.health)
+            .field("health_probes", &o.health_probes)
+            .field("readiness", &o.readiness)
+            .field("liveness", &o.liveness)
             .field("dashboard", &o.dashboard)
             .finish_non_exhaustive()
     }
