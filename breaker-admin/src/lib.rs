@@ -285,6 +285,7 @@ impl AdminBuilder {
                 retry_events: true,
                 stream: true,
                 health: true,
+                index: true,
                 health_show: HealthShow::default(),
                 health_probes: true,
                 readiness_includes_circuit_breakers: false,
@@ -444,6 +445,14 @@ impl Admin {
         self.options.liveness.clone()
     }
 
+    /// Serves `GET /actuator`, Spring Boot's links index over the endpoints this admin mounts
+    /// (default on; Spring's `management.endpoints.web.discovery.enabled`). See the crate's
+    /// docs, "The links index".
+    pub fn index_endpoint(mut self, on: bool) -> Admin {
+        self.options.index = on;
+        self
+    }
+
     /// Serves the dashboard page and its `/dashboard/api/...` data (default on).
     pub fn dashboard_endpoint(mut self, on: bool) -> Admin {
         self.options.dashboard = on;
@@ -495,6 +504,7 @@ impl fmt::Debug for Admin {
             .field("retry_events", &o.retry_events)
             .field("stream", &o.stream)
             .field("health", &o.health)
+            .field("index", &o.index)
             .field("health_probes", &o.health_probes)
             .field("readiness", &o.readiness)
             .field("liveness", &o.liveness)

@@ -53,6 +53,8 @@ pub(crate) struct Options {
     pub(crate) retry_events: bool,
     pub(crate) stream: bool,
     pub(crate) health: bool,
+    /// `GET /actuator`, the links index.
+    pub(crate) index: bool,
     pub(crate) health_show: HealthShow,
     /// The `liveness` and `readiness` groups and their `livenessState` and `readinessState`
     /// components.

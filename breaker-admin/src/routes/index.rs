@@ -158,6 +158,9 @@ fn authority(uri: &Uri, headers: &HeaderMap) -> Result<String, ApiError> {
 /// information, its host only letters, digits, `-`, `.`, `_` and `~` (or an IPv6 address in
 /// brackets), its port a number up to 65535.
 fn plain(text: &str) -> Option<String> {
+    if text.len() > 255 || text.contains('@') {
+        return None;
+    }
     let authority: Authority = text.parse().ok()?;
     let host = authority.host();
     let host_ok = if let Some(inner) = host.strip_prefix('[') {
@@ -170,11 +173,14 @@ fn plain(text: &str) -> Option<String> {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
     };
-    let port_ok = authority
-        .port()
-        .is_none_or(|p| p.as_str().bytes().all(|b| b.is_ascii_digit()) && p.as_str().parse::<u16>().is_ok());
-    let ok = text.len() <= 255 && !text.contains('@') && host_ok && port_ok;
-    ok.then(|| authority.as_str().to_owned())
+    // Without user information the authority is the host, then `:port` or nothing.
+    let port_ok = match text.strip_prefix(host)? {
+        "" => true,
+        port => port.strip_prefix(':').is_some_and(|digits| {
+            digits.bytes().all(|b| b.is_ascii_digit()) && digits.parse::<u16>().is_ok()
+        }),
+    };
+    (host_ok && port_ok).then(|| text.to_owned())
 }
 
 /// `path` with every byte outside RFC 3986's path characters percent-encoded (a `%` that does
@@ -276,6 +282,8 @@ mod tests {
             "[not-an-ip]:80",
             "host/path",
             "host:99999999",
+            "host:",
+            "host:+80",
             &"a".repeat(256),
         ] {
             assert_eq!(plain(bad), None, "{bad:?}");

@@ -31,9 +31,12 @@ pub(crate) use self::state::AppState;
 /// The routes `state.options` asks for, over `state`.
 pub(crate) fn router(state: Arc<AppState>) -> Router {
     let o = &state.options;
-    let mut router = Router::new()
-        .route("/actuator", get(index::links))
-        .route("/actuator/", get(index::links));
+    let mut router = Router::new();
+    if o.index {
+        router = router
+            .route("/actuator", get(index::links))
+            .route("/actuator/", get(index::links));
+    }
     if o.circuit_breakers || o.write.is_some() {
         let mut one: MethodRouter<Arc<AppState>> = MethodRouter::new();
         if o.circuit_breakers {
