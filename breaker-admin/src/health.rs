@@ -272,10 +272,9 @@ impl<'a> Health<'a> {
         let status = |up: bool, otherwise: Status| if up { Status::Up } else { otherwise };
         match component {
             Component::CircuitBreakers => self.circuit_breakers(details),
-            Component::LivenessState => Indicator::bare(status(
-                self.options.liveness.is_correct(),
-                Status::Down,
-            )),
+            Component::LivenessState => {
+                Indicator::bare(status(self.options.liveness.is_correct(), Status::Down))
+            }
             Component::Ping => Indicator::bare(Status::Up),
             Component::ReadinessState => Indicator::bare(status(
                 self.options.readiness.is_accepting_traffic(),

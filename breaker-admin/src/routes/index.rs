@@ -74,7 +74,10 @@ fn targets(o: &Options) -> Vec<Target> {
         o.bulkhead_events,
         &[
             ("bulkheadevents", "/bulkheadevents"),
-            ("bulkheadevents-bulkheadName", "/bulkheadevents/{bulkheadName}"),
+            (
+                "bulkheadevents-bulkheadName",
+                "/bulkheadevents/{bulkheadName}",
+            ),
             (
                 "bulkheadevents-bulkheadName-eventType",
                 "/bulkheadevents/{bulkheadName}/{eventType}",
@@ -87,7 +90,10 @@ fn targets(o: &Options) -> Vec<Target> {
         &[
             ("retryevents", "/retryevents"),
             ("retryevents-name", "/retryevents/{name}"),
-            ("retryevents-name-eventType", "/retryevents/{name}/{eventType}"),
+            (
+                "retryevents-name-eventType",
+                "/retryevents/{name}/{eventType}",
+            ),
         ],
     );
     add(
@@ -191,7 +197,9 @@ fn clean_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for (i, &b) in bytes.iter().enumerate() {
         let escape = b == b'%'
-            && bytes.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+            && bytes
+                .get(i + 1..i + 3)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
         let keep = b.is_ascii_alphanumeric()
             || escape
             || matches!(

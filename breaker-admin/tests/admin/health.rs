@@ -168,11 +168,19 @@ async fn out_of_the_box_the_service_is_up_and_shows_only_its_status_and_groups()
     }
 
     // With components hidden, Spring answers no component path (404), whatever it names.
-    for path in ["circuitBreakers", "ping", "nothing", "liveness/livenessState"] {
+    for path in [
+        "circuitBreakers",
+        "ping",
+        "nothing",
+        "liveness/livenessState",
+    ] {
         let (status, body) = get(&format!("{base}/actuator/health/{path}")).await;
         assert_eq!(status, 404, "{path}");
         assert_eq!(body["path"], path);
-        assert!(body["message"].as_str().unwrap().contains("not shown"), "{body}");
+        assert!(
+            body["message"].as_str().unwrap().contains("not shown"),
+            "{body}"
+        );
     }
 }
 
@@ -181,8 +189,10 @@ async fn out_of_the_box_the_service_is_up_and_shows_only_its_status_and_groups()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_mix_of_states_aggregates_as_spring_does() {
     use State::*;
-    // (breakers as (allow-to-fail, state), circuitBreakers' status, the root's, HTTP code)
-    let cases: &[(&[(bool, State)], &str, &str, u16)] = &[
+    /// The breakers as (allow-to-fail, state), then `circuitBreakers`' status, the root's and
+    /// the HTTP code.
+    type Case = (&'static [(bool, State)], &'static str, &'static str, u16);
+    let cases: &[Case] = &[
         (&[], "UNKNOWN", "UP", 200),
         (&[(false, Closed)], "UP", "UP", 200),
         (&[(true, Closed)], "UP", "UP", 200),
@@ -197,7 +207,12 @@ async fn every_mix_of_states_aggregates_as_spring_does() {
         (&[(true, Disabled)], "UNKNOWN", "UP", 200),
         (&[(true, MetricsOnly)], "UNKNOWN", "UP", 200),
         (&[(true, ForcedOpen), (false, Closed)], "UP", "UP", 200),
-        (&[(true, Open), (true, ForcedOpen), (false, Open)], "DOWN", "DOWN", 503),
+        (
+            &[(true, Open), (true, ForcedOpen), (false, Open)],
+            "DOWN",
+            "DOWN",
+            503,
+        ),
     ];
     for (n, (breakers, component, root, code)) in cases.iter().enumerate() {
         let mut builder = Registry::builder().clock(ManualClock::new());
@@ -219,7 +234,11 @@ async fn every_mix_of_states_aggregates_as_spring_does() {
         assert_eq!(body["status"], *root, "{case}");
         let breakers_health = &body["components"]["circuitBreakers"];
         assert_eq!(breakers_health["status"], *component, "{case}");
-        assert_eq!(body["components"]["ping"], json!({ "status": "UP" }), "{case}");
+        assert_eq!(
+            body["components"]["ping"],
+            json!({ "status": "UP" }),
+            "{case}"
+        );
         let listed = breakers_health
             .get("details")
             .and_then(Value::as_object)
@@ -363,14 +382,23 @@ async fn components_can_be_shown_without_details_and_details_without_components(
         })
     );
     let at = |path: &str| format!("{base}/actuator/health/{path}");
-    assert_eq!(get(&at("circuitBreakers")).await, (503, json!({ "status": "DOWN" })));
+    assert_eq!(
+        get(&at("circuitBreakers")).await,
+        (503, json!({ "status": "DOWN" }))
+    );
     assert_eq!(get(&at("ping")).await, (200, json!({ "status": "UP" })));
-    assert_eq!(get(&at("readinessState")).await, (200, json!({ "status": "UP" })));
+    assert_eq!(
+        get(&at("readinessState")).await,
+        (200, json!({ "status": "UP" }))
+    );
     // Nothing by that name, or below a single indicator: 404, saying so.
     for path in ["circuitBreakers/payments", "Ping", "nothing", "%22%3Cb%3E"] {
         let (status, body) = get(&at(path)).await;
         assert_eq!(status, 404, "{path}");
-        assert!(body["message"].as_str().unwrap().contains("no health group or component"));
+        assert!(body["message"]
+            .as_str()
+            .unwrap()
+            .contains("no health group or component"));
     }
     let (_, body) = get(&at("%22%3Cb%3E")).await;
     assert_eq!(body["path"], "\"<b>", "the name comes back as JSON text");
@@ -415,10 +443,16 @@ async fn the_readiness_handle_takes_the_service_out_of_rotation_and_back() {
     let (status, body) = get(&url("")).await;
     assert_eq!((status, &body["status"]), (503, &json!("OUT_OF_SERVICE")));
     // Liveness is a separate state.
-    assert_eq!(get(&url("/liveness")).await, (200, json!({ "status": "UP" })));
+    assert_eq!(
+        get(&url("/liveness")).await,
+        (200, json!({ "status": "UP" }))
+    );
 
     after.accept_traffic();
-    assert_eq!(get(&url("/readiness")).await, (200, json!({ "status": "UP" })));
+    assert_eq!(
+        get(&url("/readiness")).await,
+        (200, json!({ "status": "UP" }))
+    );
     assert_eq!(get(&url("")).await.0, 200);
 
     // A broken liveness is DOWN, at the probe and at the root.
@@ -428,11 +462,23 @@ async fn the_readiness_handle_takes_the_service_out_of_rotation_and_back() {
         get(&url("/liveness")).await,
         (503, json!({ "status": "DOWN" }))
     );
-    assert_eq!(get(&url("")).await, (503, json!({ "status": "DOWN", "groups": ["liveness", "readiness"] })));
-    assert_eq!(get(&url("/readiness")).await, (200, json!({ "status": "UP" })));
+    assert_eq!(
+        get(&url("")).await,
+        (
+            503,
+            json!({ "status": "DOWN", "groups": ["liveness", "readiness"] })
+        )
+    );
+    assert_eq!(
+        get(&url("/readiness")).await,
+        (200, json!({ "status": "UP" }))
+    );
     liveness.mark_correct();
     assert_eq!(get(&url("/liveness")).await.0, 200);
-    assert_eq!(format!("{:?}", admin.readiness()), "Readiness { accepting_traffic: true }");
+    assert_eq!(
+        format!("{:?}", admin.readiness()),
+        "Readiness { accepting_traffic: true }"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -455,11 +501,20 @@ async fn the_breakers_join_the_readiness_group_only_when_asked() {
     let admin = Admin::new(&registry).readiness_includes_circuit_breakers(true);
     let base = serve(admin.router()).await;
     let url = |path: &str| format!("{base}/actuator/health/{path}");
-    assert_eq!(get(&url("readiness")).await, (503, json!({ "status": "DOWN" })));
-    assert_eq!(get(&url("liveness")).await, (200, json!({ "status": "UP" })));
+    assert_eq!(
+        get(&url("readiness")).await,
+        (503, json!({ "status": "DOWN" }))
+    );
+    assert_eq!(
+        get(&url("liveness")).await,
+        (200, json!({ "status": "UP" }))
+    );
     // Forced open is UNKNOWN: the readiness group is UP again.
     put(&registry.breaker("payments"), State::ForcedOpen);
-    assert_eq!(get(&url("readiness")).await, (200, json!({ "status": "UP" })));
+    assert_eq!(
+        get(&url("readiness")).await,
+        (200, json!({ "status": "UP" }))
+    );
     put(&registry.breaker("payments"), State::Open);
 
     // A configured group shows what the whole shows: here its members and their details.
@@ -470,7 +525,11 @@ async fn the_breakers_join_the_readiness_group_only_when_asked() {
     let url = |path: &str| format!("{base}/actuator/health/{path}");
     let (status, body, ordered) = get_ordered(&url("readiness")).await;
     assert_eq!(status, 503);
-    assert_eq!(ordered.keys(), ["status", "components"], "a group lists no groups");
+    assert_eq!(
+        ordered.keys(),
+        ["status", "components"],
+        "a group lists no groups"
+    );
     assert_eq!(
         ordered.at("components").keys(),
         ["circuitBreakers", "readinessState"]
@@ -485,7 +544,10 @@ async fn the_breakers_join_the_readiness_group_only_when_asked() {
     assert_eq!(get(&url("readiness/ping")).await.0, 404);
     assert_eq!(get(&url("ping")).await.0, 200);
     // The liveness group stays Spring's probe group: status only.
-    assert_eq!(get(&url("liveness")).await, (200, json!({ "status": "UP" })));
+    assert_eq!(
+        get(&url("liveness")).await,
+        (200, json!({ "status": "UP" }))
+    );
     assert_eq!(get(&url("liveness/livenessState")).await.0, 404);
 }
 

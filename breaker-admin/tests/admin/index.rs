@@ -113,7 +113,10 @@ async fn the_index_lists_every_mounted_endpoint_and_each_href_answers() {
     // What Spring Boot Admin does with it: follow each link (a template with real values).
     for (id, href, templated) in &links {
         assert_eq!(*templated, href.contains('{'), "{id}");
-        assert!(href.starts_with(&format!("{base}/actuator")), "{id}: {href}");
+        assert!(
+            href.starts_with(&format!("{base}/actuator")),
+            "{id}: {href}"
+        );
         let url = expand(id, href);
         // The stream answers its head at once and never ends: only the status is read.
         let response = client().get(&url).send().await.unwrap();
@@ -177,7 +180,10 @@ async fn hrefs_follow_the_prefix_the_admin_is_nested_under_and_the_host_asked_fo
     for index in ["/ops/actuator", "/ops/actuator/"] {
         let (status, body, _) = get_ordered(&format!("{base}{index}")).await;
         assert_eq!(status, 200, "{index}");
-        assert_eq!(body["_links"]["self"]["href"], format!("{base}/ops/actuator"));
+        assert_eq!(
+            body["_links"]["self"]["href"],
+            format!("{base}/ops/actuator")
+        );
         let health = body["_links"]["health"]["href"].as_str().unwrap();
         assert_eq!(health, format!("{base}/ops/actuator/health"));
         let response = client().get(health).send().await.unwrap();
@@ -185,7 +191,11 @@ async fn hrefs_follow_the_prefix_the_admin_is_nested_under_and_the_host_asked_fo
     }
 
     // The host is the one the client asked for (a proxy's, a Service's name), port included.
-    for host in ["admin.example:8443", "[::1]:9090", "svc.ns.svc.cluster.local"] {
+    for host in [
+        "admin.example:8443",
+        "[::1]:9090",
+        "svc.ns.svc.cluster.local",
+    ] {
         let response = client()
             .get(format!("{base}/ops/actuator"))
             .header(header::HOST, host)
@@ -218,7 +228,10 @@ async fn a_missing_or_malformed_host_is_a_400_that_names_the_header() {
         assert_eq!(body["status"], 400);
         let message = body["message"].as_str().unwrap();
         assert!(message.contains("Host header"), "{message}");
-        assert!(!message.contains(host), "the bad host is not echoed: {message}");
+        assert!(
+            !message.contains(host),
+            "the bad host is not echoed: {message}"
+        );
     }
 
     // No client sends a request without a Host: through the router directly.
@@ -230,7 +243,10 @@ async fn a_missing_or_malformed_host_is_a_400_that_names_the_header() {
         .await
         .unwrap();
     let body: Value = serde_json::from_slice(&bytes).unwrap();
-    assert!(body["message"].as_str().unwrap().contains("exactly one Host header"));
+    assert!(body["message"]
+        .as_str()
+        .unwrap()
+        .contains("exactly one Host header"));
 
     // A request URI with its own scheme and host (HTTP/2, or HTTP/1's absolute form) is
     // answered from them, `https` included.
