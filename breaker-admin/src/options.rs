@@ -1,5 +1,6 @@
 //! What a router serves and how: the routes it mounts, the write operation's hook, the
-//! Prometheus renderer. Set through [`Admin`](crate::Admin)'s methods.
+//! Prometheus renderer, what health shows and the probes' states. Set through
+//! [`Admin`](crate::Admin)'s methods.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,9 +4,9 @@
 //! `state.rs` is what every handler shares ([`AppState`]) and `error.rs` the JSON error body;
 //! the handlers sit above them: `actuator.rs` (Resilience4j's read endpoints),
 //! `bulkheads.rs` and `retries.rs` (its bulkhead and retry endpoints), `health.rs` (Spring's
-//! health endpoint and probes), `index.rs` (the `/actuator` links index), `write.rs` (the write operation and its checks), `dashboard.rs` (the page and its data,
-//! with `query.rs` parsing its query) and `sse.rs` (the live event stream). Only this file
-//! names them all.
+//! health endpoint and probes), `index.rs` (the `/actuator` links index), `write.rs` (the
+//! write operation and its checks), `dashboard.rs` (the page and its data, with `query.rs`
+//! parsing its query) and `sse.rs` (the live event stream). Only this file names them all.
 
 mod actuator;
 mod bulkheads;
