@@ -1,5 +1,5 @@
 //! A service with its breakers' operations surface mounted beside its own routes: the
-//! actuator endpoints, health for a readiness probe, Prometheus metrics, the live event
+//! actuator endpoints, health with Kubernetes' probes, Prometheus metrics, the live event
 //! stream and the dashboard, on 127.0.0.1:8080. Forcing a breaker's state needs the token the
 //! service is started with.
 //!
@@ -10,7 +10,8 @@
 //! curl -s http://127.0.0.1:8080/actuator/circuitbreakers/inventory
 //! curl -s -X POST -H 'Authorization: Bearer s3cret' -H 'Content-Type: application/json' \
 //!      -d '{"updateState":"FORCE_OPEN"}' http://127.0.0.1:8080/actuator/circuitbreakers/inventory
-//! curl -s -i http://127.0.0.1:8080/actuator/health
+//! curl -s -i http://127.0.0.1:8080/actuator/health/readiness
+//! curl -s http://127.0.0.1:8080/actuator
 //! ```
 
 use std::error::Error;
@@ -45,7 +46,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
             Config::builder()
                 .wait_duration_in_open_state(Duration::from_secs(30))
                 // Spring's keys: the health endpoint reports this breaker, and its OPEN makes
-                // the service DOWN (a readiness probe then takes it out of rotation).
+                // the service DOWN (with the breakers in the readiness group, below, the
+                // readiness probe then takes it out of rotation).
                 .register_health_indicator(true)
                 .allow_health_indicator_to_fail(true)
                 .build()?,
@@ -58,6 +60,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     let admin = Admin::new(&registry)
         .prometheus(move || prometheus.render())
+        // Spring's `group.readiness.include=readinessState,circuitBreakers`.
+        .readiness_includes_circuit_breakers(true)
         // Off unless a hook is given; the hook sees the request's head and decides.
         .write_operations(
             move |request: &Parts| match request.headers.get("authorization") {

@@ -11,6 +11,16 @@ if ! command -v redis-server >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
 fi
 
+# breaker-core's tests/metrics/grafana.rs runs `promtool check metrics` on a scrape; promtool
+# comes with Debian's prometheus package. The package holds the server too; the tests never
+# start or reach it (on a machine run by systemd, the package's own setup may start it on :9090).
+if ! command -v promtool >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing promtool (Debian package prometheus)" >&2
+    if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+
 # tests/dashboard_browser.rs drives the admin dashboard in headless Chromium through
 # ChromeDriver, both from Debian (packages chromium and chromium-driver).
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then

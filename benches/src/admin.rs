@@ -455,8 +455,9 @@ fn main() {
     let rss_before = rss_bytes().unwrap_or(0);
     let made = Instant::now();
     let with_admin = Registry::builder().default_config(config()).build();
-    // Built first: it follows each breaker as the registry makes it.
-    let admin = Admin::new(&with_admin);
+    // Built first: it follows each breaker as the registry makes it. Health with every
+    // breaker's details, the largest body it can write.
+    let admin = Admin::new(&with_admin).health_details(true);
     let (with_calls, open) = populate(&with_admin);
     let admin_setup = made.elapsed();
     let rss_admin = rss_bytes().unwrap_or(0);

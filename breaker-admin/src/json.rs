@@ -1,13 +1,13 @@
 //! The JSON bodies, field for field as Resilience4j's actuator writes them (its
-//! `CircuitBreakerDetails`, `CircuitBreakerEventDTO`, `CircuitBreakerUpdateStateResponse`, its
-//! health indicator, `BulkheadEndpointResponse`, `BulkheadEventDTO`, `RetryEndpointResponse`
+//! `CircuitBreakerDetails`, `CircuitBreakerEventDTO`, `CircuitBreakerUpdateStateResponse`,
+//! `BulkheadEndpointResponse`, `BulkheadEventDTO`, `RetryEndpointResponse`
 //! and `RetryEventDTO`), plus the dashboard's summary and state history.
 
 use std::collections::BTreeMap;
 
 use breaker_core::{CircuitBreaker, State};
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::bulkheads::{BulkheadRecord, TrackedBulkhead};
 use crate::event::{EventType, Record};
@@ -31,8 +31,6 @@ pub(crate) struct Details {
     slow_failed_calls: u32,
     not_permitted_calls: u64,
     state: &'static str,
-    #[serde(skip)]
-    current: State,
 }
 
 impl Details {
@@ -50,7 +48,6 @@ impl Details {
             slow_failed_calls: m.slow_failed_calls,
             not_permitted_calls: m.not_permitted_calls,
             state: m.state.as_str(),
-            current: m.state,
         }
     }
 }
@@ -229,93 +226,6 @@ impl RetryCounts {
             refused_by_budget: m.retries_refused_by_budget(),
         }
     }
-}
-
-/// A health status: Spring's four, and Resilience4j's two custom ones.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Status {
-    Up,
-    Down,
-    OutOfService,
-    Unknown,
-    CircuitOpen,
-    CircuitHalfOpen,
-}
-
-impl Status {
-    pub(crate) const fn as_str(self) -> &'static str {
-        match self {
-            Status::Up => "UP",
-            Status::Down => "DOWN",
-            Status::OutOfService => "OUT_OF_SERVICE",
-            Status::Unknown => "UNKNOWN",
-            Status::CircuitOpen => "CIRCUIT_OPEN",
-            Status::CircuitHalfOpen => "CIRCUIT_HALF_OPEN",
-        }
-    }
-
-    /// Resilience4j's health indicator: CLOSED is UP, HALF_OPEN is `CIRCUIT_HALF_OPEN`, OPEN is
-    /// DOWN when `allow-health-indicator-to-fail` is set and `CIRCUIT_OPEN` otherwise, and every
-    /// other state (FORCED_OPEN, DISABLED, METRICS_ONLY) is UNKNOWN.
-    pub(crate) fn of(state: State, allow_to_fail: bool) -> Status {
-        match state {
-            State::Closed => Status::Up,
-            State::Open if allow_to_fail => Status::Down,
-            State::Open => Status::CircuitOpen,
-            State::HalfOpen => Status::CircuitHalfOpen,
-            State::ForcedOpen | State::Disabled | State::MetricsOnly => Status::Unknown,
-        }
-    }
-
-    /// Spring's default `StatusAggregator`: the first of DOWN, OUT_OF_SERVICE, UP, UNKNOWN
-    /// among `statuses`. A status outside that order (the two custom ones) is left out, and
-    /// with nothing left (no breaker, or only custom statuses) the result is UNKNOWN.
-    pub(crate) fn aggregate(statuses: impl IntoIterator<Item = Status>) -> Status {
-        const ORDER: [Status; 4] = [
-            Status::Down,
-            Status::OutOfService,
-            Status::Up,
-            Status::Unknown,
-        ];
-        statuses
-            .into_iter()
-            .filter_map(|s| ORDER.iter().position(|o| *o == s))
-            .min()
-            .map_or(Status::Unknown, |i| ORDER[i])
-    }
-}
-
-/// The `circuitBreakers` health component (Resilience4j's `CircuitBreakersHealthIndicator`)
-/// over the breakers that register a health indicator, and its aggregate status. Spring leaves
-/// an empty `details` out.
-pub(crate) fn health_component<'a>(
-    breakers: impl IntoIterator<Item = &'a Tracked>,
-    details: bool,
-) -> (Status, Value) {
-    let mut statuses = Vec::new();
-    let mut each = Map::new();
-    for tracked in breakers {
-        let breaker = &tracked.breaker;
-        if !breaker.config().register_health_indicator() {
-            continue;
-        }
-        let d = Details::of(breaker);
-        let status = Status::of(d.current, breaker.config().allow_health_indicator_to_fail());
-        statuses.push(status);
-        if details {
-            each.insert(
-                tracked.name().to_owned(),
-                json!({ "status": status.as_str(), "details": d }),
-            );
-        }
-    }
-    let status = Status::aggregate(statuses);
-    let mut component = Map::new();
-    component.insert("status".to_owned(), status.as_str().into());
-    if !each.is_empty() {
-        component.insert("details".to_owned(), Value::Object(each));
-    }
-    (status, Value::Object(component))
 }
 
 /// A bulkhead in the dashboard's summary: its limit, its free places, the calls in it
@@ -521,34 +431,6 @@ impl<'a> StateHistory<'a> {
             initial_state: tracked.initial_state.as_str(),
             dropped,
             transitions: records.iter().filter_map(StateChange::of).collect(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Status::{self, *};
-    use breaker_core::State;
-
-    #[test]
-    fn spring_aggregates_only_the_statuses_it_orders() {
-        assert_eq!(Status::aggregate([]), Unknown);
-        assert_eq!(Status::aggregate([Up, Down]), Down);
-        assert_eq!(Status::aggregate([Up, CircuitOpen]), Up);
-        assert_eq!(Status::aggregate([CircuitOpen]), Unknown);
-        assert_eq!(Status::aggregate([CircuitHalfOpen, CircuitOpen]), Unknown);
-        assert_eq!(Status::aggregate([Unknown, Up]), Up);
-        assert_eq!(Status::aggregate([OutOfService, Up]), OutOfService);
-    }
-
-    #[test]
-    fn states_map_as_resilience4j_maps_them() {
-        assert_eq!(Status::of(State::Closed, false), Up);
-        assert_eq!(Status::of(State::Open, false), CircuitOpen);
-        assert_eq!(Status::of(State::Open, true), Down);
-        assert_eq!(Status::of(State::HalfOpen, true), CircuitHalfOpen);
-        for s in [State::ForcedOpen, State::Disabled, State::MetricsOnly] {
-            assert_eq!(Status::of(s, true), Unknown);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! An operations surface for [`breaker_core`]'s breakers, bulkheads and retries (used as
 //! `breaker::admin` with the facade's feature `admin`): the endpoints of Resilience4j's Spring
-//! Boot actuator, a health endpoint for readiness probes, live events and a dashboard, as an
-//! axum [`Router`] that a service mounts.
+//! Boot actuator, Spring Boot's health endpoint with its Kubernetes probes and its `/actuator`
+//! links index, live events and a dashboard, as an axum [`Router`] that a service mounts.
 //!
 //! ```no_run
 //! use breaker_admin::{Admin, Authorization};
@@ -39,7 +39,10 @@
 //! | `GET /actuator/bulkheadevents[/{name}[/{eventType}]]` | recent bulkhead events: `{"bulkheadEvents": [...]}` |
 //! | `GET /actuator/retries` | every retry's name: `{"retries": [name, ...]}`, sorted |
 //! | `GET /actuator/retryevents[/{name}[/{eventType}]]` | recent retry events: `{"retryEvents": [...]}` |
-//! | `GET /actuator/health`, `/actuator/health/circuitBreakers` | Spring's health JSON; 503 when DOWN |
+//! | `GET /actuator` | Spring Boot's links index of the endpoints mounted (below) |
+//! | `GET /actuator/health` | Spring's health JSON, `{"status": "UP", "groups": [...]}` by default; 503 when DOWN or OUT_OF_SERVICE |
+//! | `GET /actuator/health/liveness`, `/actuator/health/readiness` | the Kubernetes probes, Spring Boot's availability groups |
+//! | `GET /actuator/health/{component}` | one component (`circuitBreakers`, `ping`, ...), only with [`Admin::health_components`] or [`Admin::health_details`] |
 //! | `GET /actuator/prometheus` | only with [`Admin::prometheus`] |
 //! | `GET /dashboard`, `/dashboard/dashboard.js`, `/dashboard/dashboard.css` | the dashboard page |
 //! | `GET /dashboard/api/breakers`, `/dashboard/api/breakers/{name}/events` | the dashboard's data |
@@ -88,6 +91,19 @@
 //!   clients' number nor their time, and drops what a slow client cannot take without saying
 //!   so. Its ids are numbers that resume; Resilience4j's `id` is the breaker's name and does
 //!   not. See "The event stream" below.
+//! - Health: the `circuitBreakers` component is always there (Resilience4j registers it only
+//!   with `management.health.circuitbreakers.enabled`): with no breaker registering a health
+//!   indicator it is UNKNOWN, which leaves the service UP, so it costs nothing to have. Its
+//!   breakers come in name order (Resilience4j collects them into a `HashMap`). The probes are
+//!   on by default, as in Spring Boot 4 (Spring Boot 3 turns them on only on Kubernetes), so the
+//!   root lists `groups`; `health_probes(false)` gives the bare `{"status":"UP"}`. Spring's
+//!   other indicators (`diskSpace`, a data source's) are not here: a service's own checks are
+//!   its own. A 404 under `/actuator/health` has the JSON error body (Spring's is empty); it
+//!   says whether components are hidden, never whether a hidden name exists.
+//! - The links index lists this admin's endpoints only, in the order of the route table above
+//!   (Spring's follows the order its endpoints were found in). Its hrefs need the request's host:
+//!   a missing or malformed `Host` is a 400 (Spring always has a request URL), and the scheme is
+//!   `http` unless the request URI carries one (no forwarded header is trusted).
 //!
 //! # Bulkheads
 //!
@@ -196,16 +212,113 @@
 //!
 //! # Health
 //!
-//! Only breakers with `register-health-indicator` appear. CLOSED is `UP`, HALF_OPEN is
-//! `CIRCUIT_HALF_OPEN`, OPEN is `DOWN` with `allow-health-indicator-to-fail` and `CIRCUIT_OPEN`
-//! without, FORCED_OPEN, DISABLED and METRICS_ONLY are `UNKNOWN`, as Resilience4j maps them.
-//! The aggregate is Spring's default: the first of `DOWN`, `OUT_OF_SERVICE`, `UP`, `UNKNOWN`
-//! present; custom statuses (`CIRCUIT_OPEN`, `CIRCUIT_HALF_OPEN`) are outside that order and left
-//! out, so one CLOSED and one OPEN breaker are `UP`, a service whose only breakers are OPEN
-//! without allow-to-fail is `UNKNOWN`, and **no breaker with a health indicator is `UNKNOWN`**
-//! (what Spring answers for an empty set). The HTTP status is 503 for `DOWN` and 200 otherwise
-//! (Spring's default mapping), so the endpoint works as a Kubernetes readiness probe that fails
-//! only when a breaker allowed to fail is OPEN.
+//! `GET /actuator/health` answers as a Spring Boot service with Resilience4j's starter (and its
+//! health indicator enabled) answers. The service's status aggregates its components':
+//!
+//! | component | status |
+//! |---|---|
+//! | `circuitBreakers` | Resilience4j's indicator over the breakers with `register-health-indicator` (below) |
+//! | `livenessState` | `UP`; `DOWN` after [`Liveness::mark_broken`] (Spring's `LivenessState`) |
+//! | `ping` | always `UP` (Spring's `PingHealthIndicator`) |
+//! | `readinessState` | `UP`; `OUT_OF_SERVICE` after [`Readiness::refuse_traffic`] (Spring's `ReadinessState`) |
+//!
+//! (`livenessState` and `readinessState` with the probes, on unless [`Admin::health_probes`]
+//! turns them off.) Aggregating is Spring's default: the first of `DOWN`, `OUT_OF_SERVICE`,
+//! `UP`, `UNKNOWN` present; a status outside that order (Resilience4j's custom ones) is left
+//! out, and with nothing left the result is `UNKNOWN`. `DOWN` and `OUT_OF_SERVICE` answer 503,
+//! every other status 200 (Spring's default mapping).
+//!
+//! In `circuitBreakers`, CLOSED is `UP`, HALF_OPEN is `CIRCUIT_HALF_OPEN`, OPEN is `DOWN` with
+//! `allow-health-indicator-to-fail` and `CIRCUIT_OPEN` without, FORCED_OPEN, DISABLED and
+//! METRICS_ONLY are `UNKNOWN`, as Resilience4j maps them, aggregated the same way. So with no
+//! breaker registered, or only OPEN ones not allowed to fail, the component is `UNKNOWN` and
+//! the service `UP` (`ping` is); one breaker allowed to fail that is OPEN makes both `DOWN`.
+//!
+//! What it shows beyond the status follows Spring's `show-details` and `show-components`, both
+//! `never` by default: the status, and the probe groups' names.
+//!
+//! ```json
+//! {"status":"UP","groups":["liveness","readiness"]}
+//! ```
+//!
+//! [`Admin::health_details`] (`show-details: always`) shows the components and each breaker's
+//! details, keys in Spring's order (components by name, `groups` last, a breaker's details in
+//! the order Resilience4j's indicator adds them):
+//!
+//! ```json
+//! {"status":"UP","components":{"circuitBreakers":{"status":"UP","details":{
+//!    "inventory":{"status":"UP","details":{"failureRate":"-1.0%","failureRateThreshold":"50.0%",
+//!      "slowCallRate":"-1.0%","slowCallRateThreshold":"100.0%","bufferedCalls":3,"slowCalls":0,
+//!      "slowFailedCalls":0,"failedCalls":0,"notPermittedCalls":0,"state":"CLOSED"}},
+//!    "payments":{"status":"CIRCUIT_OPEN","details":{"failureRate":"100.0%", ...,"state":"OPEN"}}}},
+//!  "livenessState":{"status":"UP"},"ping":{"status":"UP"},"readinessState":{"status":"UP"}},
+//!  "groups":["liveness","readiness"]}
+//! ```
+//!
+//! [`Admin::health_components`] (`show-components`) shows the components with their statuses
+//! but no breaker unless the details are shown too. A component's own path
+//! (`/actuator/health/circuitBreakers`, `/actuator/health/ping`) answers only where components
+//! are shown; elsewhere it is a 404, as in Spring, whose body says components are hidden (not
+//! whether the name exists).
+//!
+//! # Probes
+//!
+//! `/actuator/health/liveness` and `/actuator/health/readiness` are Spring Boot's availability
+//! groups: `liveness` is `livenessState`, `readiness` is `readinessState`, each answering its
+//! status only (`{"status":"UP"}`, or `OUT_OF_SERVICE` / `DOWN` with 503). The breakers are
+//! not in the readiness group unless [`Admin::readiness_includes_circuit_breakers`] puts them
+//! there, as Spring's
+//! `management.endpoint.health.group.readiness.include=readinessState,circuitBreakers` does;
+//! the group then also shows what the whole shows. Think before doing it: a dependency that
+//! fails every replica at once takes every replica out of rotation at once.
+//!
+//! [`Admin::readiness`] is the service's handle on `readinessState`: during a graceful shutdown,
+//! [`Readiness::refuse_traffic`] first, so the probe fails and the balancer stops sending
+//! requests, then stop accepting connections (the example on [`Readiness`]). The whole's
+//! status includes `readinessState` and `livenessState`, so `/actuator/health` answers 503 then
+//! too, as Spring's does. A Kubernetes manifest written for a Spring Boot service points at the
+//! same paths:
+//!
+//! ```yaml
+//! livenessProbe:
+//!   httpGet: { path: /actuator/health/liveness, port: 8080 }
+//! readinessProbe:
+//!   httpGet: { path: /actuator/health/readiness, port: 8080 }
+//! ```
+//!
+//! The kubelet probes the pod's address: serve the router where it reaches (merged into the
+//! service's router, or on a listener of your own), not on [`Admin::serve_local`]'s loopback.
+//!
+//! # The links index
+//!
+//! `GET /actuator` (and `/actuator/`) is Spring Boot's links index, which Spring Boot Admin
+//! reads to find the endpoints: `{"_links": {id: {"href", "templated"}}}`, `self` first, then
+//! one link per endpoint path this admin mounts, with Spring's ids for Resilience4j's
+//! endpoints (the endpoint's id, then `-` and each path variable's name) and `templated` where
+//! the href has a variable:
+//!
+//! ```json
+//! {"_links":{"self":{"href":"http://127.0.0.1:8080/actuator","templated":false},
+//!  "circuitbreakers":{"href":"http://127.0.0.1:8080/actuator/circuitbreakers","templated":false},
+//!  "circuitbreakers-name":{"href":"http://127.0.0.1:8080/actuator/circuitbreakers/{name}","templated":true},
+//!  "circuitbreakerevents-name-eventType":{"href":"http://127.0.0.1:8080/actuator/circuitbreakerevents/{name}/{eventType}","templated":true},
+//!  ...,
+//!  "bulkheadevents-bulkheadName":{"href":"http://127.0.0.1:8080/actuator/bulkheadevents/{bulkheadName}","templated":true},
+//!  ...,
+//!  "health":{"href":"http://127.0.0.1:8080/actuator/health","templated":false},
+//!  "health-path":{"href":"http://127.0.0.1:8080/actuator/health/{*path}","templated":true}}}
+//! ```
+//!
+//! An href is the scheme, the host the request asked for (its `Host`, or the authority of an
+//! HTTP/2 or absolute-form request URI) and the path the index was reached at, the prefix the
+//! service nested the admin under included (`http://host/ops/actuator/health` under
+//! `nest("/ops", ...)`); a byte that has no place in a URI path is percent-encoded. The scheme
+//! is the request URI's when it has one, else `http`: behind a proxy that ends TLS, the links
+//! say `http`. A request that does not carry exactly one `Host` that is a plain `host[:port]`
+//! (a name, an IPv4 or bracketed IPv6 address, a port up to 65535) is a 400 that names the
+//! header, rather than an index of relative links: every HTTP/1.1 client sends one, a client
+//! written for Spring takes the hrefs as absolute, and nothing else a client sends reaches an
+//! href. The dashboard is not listed (it is no actuator endpoint).
 //!
 //! # Events and their cost
 //!
@@ -283,11 +396,13 @@ use std::time::Duration;
 use axum::Router;
 use breaker_core::Registry;
 
+mod availability;
 #[cfg(feature = "bench-internals")]
 #[doc(hidden)]
 pub mod bench_internals;
 mod bulkheads;
 mod event;
+mod health;
 mod hosts;
 mod hub;
 mod json;
@@ -308,10 +423,11 @@ mod sync {
     pub(crate) use std::sync::atomic::{fence, AtomicU64};
 }
 
+pub use crate::availability::{Liveness, Readiness};
 use crate::hosts::AllowedHosts;
 use crate::hub::Hub;
-use crate::options::Options;
 pub use crate::options::{Authorization, Authorize};
+use crate::options::{HealthShow, Options};
 use crate::stream::StreamLimits;
 
 /// The default stream ring: events of every breaker kept for the server-sent event clients.
@@ -401,7 +517,12 @@ impl AdminBuilder {
                 retry_events: true,
                 stream: true,
                 health: true,
-                health_details: true,
+                index: true,
+                health_show: HealthShow::default(),
+                health_probes: true,
+                readiness_includes_circuit_breakers: false,
+                readiness: Readiness::default(),
+                liveness: Liveness::default(),
                 dashboard: true,
                 write: None,
                 prometheus: None,
@@ -500,17 +621,74 @@ impl Admin {
         self
     }
 
-    /// Serves `GET /actuator/health` and `/actuator/health/circuitBreakers` (default on).
+    /// Serves `GET /actuator/health` and the paths below it: the probes
+    /// `/actuator/health/liveness` and `/readiness`, and each component where components are
+    /// shown (default on). See the crate's docs, "Health".
     pub fn health_endpoint(mut self, on: bool) -> Admin {
         self.options.health = on;
         self
     }
 
-    /// Whether the health JSON names the breakers and shows their details (default on); off,
-    /// it is only `{"status": ...}`, as Spring's `show-details: never` (the HTTP status is the
-    /// same).
+    /// Whether the health JSON shows each indicator's details: the breakers' statuses and
+    /// metrics under `circuitBreakers` (Spring's `management.endpoint.health.show-details`,
+    /// `always` or `never`; default off, as Spring's `never`). Components are shown with the
+    /// details unless [`health_components`](Admin::health_components) says otherwise. The HTTP
+    /// status is the same either way.
     pub fn health_details(mut self, on: bool) -> Admin {
-        self.options.health_details = on;
+        self.options.health_show.details = on;
+        self
+    }
+
+    /// Whether the health JSON shows the components (`circuitBreakers`, `ping`, ...) with
+    /// their statuses, and whether a component's own path (`/actuator/health/circuitBreakers`)
+    /// answers rather than 404 (Spring's `show-components`). Without this call it follows
+    /// [`health_details`](Admin::health_details), as Spring's unset `show-components` does;
+    /// `health_components(true)` alone shows each component's status without the breakers'
+    /// details.
+    pub fn health_components(mut self, on: bool) -> Admin {
+        self.options.health_show.components = Some(on);
+        self
+    }
+
+    /// Serves the probe groups `/actuator/health/liveness` and `/actuator/health/readiness`,
+    /// with their `livenessState` and `readinessState` components in the whole's health
+    /// (default on, as Spring Boot 4 has them, and Spring Boot 3 on Kubernetes). Off, the root
+    /// lists no `groups` and [`Admin::readiness`] and [`Admin::liveness`] change nothing.
+    pub fn health_probes(mut self, on: bool) -> Admin {
+        self.options.health_probes = on;
+        self
+    }
+
+    /// Puts the `circuitBreakers` component into the readiness group, as Spring's
+    /// `management.endpoint.health.group.readiness.include=readinessState,circuitBreakers`
+    /// does (default off, as in Spring: the readiness probe then reads the service's own
+    /// readiness only). On, a breaker allowed to fail that is OPEN makes the probe 503, and
+    /// the group shows its components and details as the whole does (a group set up in
+    /// Spring's properties inherits the endpoint's settings).
+    pub fn readiness_includes_circuit_breakers(mut self, on: bool) -> Admin {
+        self.options.readiness_includes_circuit_breakers = on;
+        self
+    }
+
+    /// The handle to this admin's readiness state (the `readinessState` component and the
+    /// readiness probe): [`Readiness::refuse_traffic`] during a graceful shutdown. Every
+    /// router of this admin reads it, whenever it was made.
+    pub fn readiness(&self) -> Readiness {
+        self.options.readiness.clone()
+    }
+
+    /// The handle to this admin's liveness state (the `livenessState` component and the
+    /// liveness probe): [`Liveness::mark_broken`] when the process cannot recover by itself.
+    /// Every router of this admin reads it, whenever it was made.
+    pub fn liveness(&self) -> Liveness {
+        self.options.liveness.clone()
+    }
+
+    /// Serves `GET /actuator`, Spring Boot's links index over the endpoints this admin mounts
+    /// (default on; Spring's `management.endpoints.web.discovery.enabled`). See the crate's
+    /// docs, "The links index".
+    pub fn index_endpoint(mut self, on: bool) -> Admin {
+        self.options.index = on;
         self
     }
 
@@ -613,6 +791,10 @@ impl fmt::Debug for Admin {
             .field("retry_events", &o.retry_events)
             .field("stream", &o.stream)
             .field("health", &o.health)
+            .field("index", &o.index)
+            .field("health_probes", &o.health_probes)
+            .field("readiness", &o.readiness)
+            .field("liveness", &o.liveness)
             .field("dashboard", &o.dashboard)
             .field("allowed_hosts", &o.allowed_hosts)
             .finish_non_exhaustive()

@@ -1,11 +1,13 @@
 //! What a router serves and how: the routes it mounts, the write operation's hook, the
-//! Prometheus renderer. Set through [`Admin`](crate::Admin)'s methods.
+//! Prometheus renderer, what health shows and the probes' states. Set through
+//! [`Admin`](crate::Admin)'s methods.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::request::Parts;
 
+use crate::availability::{Liveness, Readiness};
 use crate::hosts::AllowedHosts;
 
 /// What an [`Authorize`] hook decides about one write request.
@@ -53,7 +55,16 @@ pub(crate) struct Options {
     pub(crate) retry_events: bool,
     pub(crate) stream: bool,
     pub(crate) health: bool,
-    pub(crate) health_details: bool,
+    /// `GET /actuator`, the links index.
+    pub(crate) index: bool,
+    pub(crate) health_show: HealthShow,
+    /// The `liveness` and `readiness` groups and their `livenessState` and `readinessState`
+    /// components.
+    pub(crate) health_probes: bool,
+    /// Whether the `readiness` group takes `circuitBreakers` too.
+    pub(crate) readiness_includes_circuit_breakers: bool,
+    pub(crate) readiness: Readiness,
+    pub(crate) liveness: Liveness,
     pub(crate) dashboard: bool,
     pub(crate) write: Option<Arc<dyn Authorize>>,
     pub(crate) prometheus: Option<Render>,
@@ -62,4 +73,22 @@ pub(crate) struct Options {
     pub(crate) stream_stall_timeout: Duration,
     /// The `Host` names answered; `None`: every one.
     pub(crate) allowed_hosts: Option<AllowedHosts>,
+}
+
+/// What the health endpoint shows beyond a status: Spring's `show-components` and
+/// `show-details`, each either never or always (a request carries no roles here).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct HealthShow {
+    /// Each health indicator's details (`show-details`, default never).
+    pub(crate) details: bool,
+    /// The components of the whole and of a group (`show-components`); `None` follows
+    /// `details`, as Spring's unset `show-components` does.
+    pub(crate) components: Option<bool>,
+}
+
+impl HealthShow {
+    /// Whether the components are shown.
+    pub(crate) fn components(self) -> bool {
+        self.components.unwrap_or(self.details)
+    }
 }

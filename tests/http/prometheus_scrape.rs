@@ -5,6 +5,10 @@
 //! rendered by the same exporter with no `refresh()`: the decaying `calls_seconds_max` and a
 //! time-based window that empties with no call are right at every scrape. Last, a bulkhead's
 //! gauges and a retry's counts scraped over HTTP.
+//!
+//! The example's recorder has buckets for the call timer, so its scrape carries the `_bucket`
+//! series of Resilience4j's Grafana dashboard's percentile panel; breaker-core's
+//! `tests/metrics/grafana.rs` checks every panel of that dashboard against a scrape.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,8 +26,8 @@ mod demo;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scraping_the_example_finds_the_open_breaker() {
-    let handle = PrometheusBuilder::new()
-        .install_recorder()
+    let handle = demo::recorder()
+        .and_then(|builder| builder.install_recorder())
         .expect("the only recorder of this test binary");
     let demo = demo::start(handle, 0).await.expect("bind 127.0.0.1:0");
     assert!(demo.addr.ip().is_loopback());
@@ -100,6 +104,19 @@ async fn scraping_the_example_finds_the_open_breaker() {
         format!(
             "resilience4j_circuitbreaker_buffered_calls{{{}}}",
             tagged(r#"kind="failed",name="creditBureau""#)
+        ),
+        // The buckets the example's recorder is given, for the percentile panel.
+        format!(
+            "resilience4j_circuitbreaker_calls_seconds_bucket{{{},le=\"+Inf\"}}",
+            tagged(r#"kind="failed",name="creditBureau""#)
+        ),
+        format!(
+            "resilience4j_retry_calls_total{{{}}}",
+            tagged(r#"kind="successful_without_retry",name="productService""#)
+        ),
+        format!(
+            "resilience4j_bulkhead_max_allowed_concurrent_calls{{{}}} 8",
+            tagged(r#"name="inventoryService""#)
         ),
     ] {
         assert!(last.contains(&series), "no {series} in:\n{last}");

@@ -1,17 +1,15 @@
-//! Resilience4j's actuator read endpoints: the breakers, their recent events, and health.
+//! Resilience4j's actuator read endpoints: the breakers and their recent events.
 
 use std::sync::Arc;
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::event::EventType;
 use crate::hub::{Hub, Tracked};
-use crate::json::{self, EventDto, Status};
+use crate::json::{self, EventDto};
 use crate::newest::newest;
 use crate::routes::error::{event_type, ApiError};
 use crate::routes::state::AppState;
@@ -81,35 +79,4 @@ pub(super) async fn breaker_events_of_type(
     let tracked = app.find(&name)?;
     let only = event_type(&given)?;
     Ok(Json(events_of(&tracked, Some(only))))
-}
-
-/// Spring's default mapping: DOWN and OUT_OF_SERVICE are 503, every other status 200.
-fn http_status(status: Status) -> StatusCode {
-    match status {
-        Status::Down | Status::OutOfService => StatusCode::SERVICE_UNAVAILABLE,
-        Status::Up | Status::Unknown | Status::CircuitOpen | Status::CircuitHalfOpen => {
-            StatusCode::OK
-        }
-    }
-}
-
-pub(super) async fn health(State(app): State<Arc<AppState>>) -> Response {
-    let all = app.hub.all();
-    let details = app.options.health_details;
-    let (component_status, component) = json::health_component(all.iter().map(|t| &**t), details);
-    // The service's status aggregates its components; `circuitBreakers` is the only one here.
-    let status = Status::aggregate([component_status]);
-    let body = if details {
-        json!({ "status": status.as_str(), "components": { "circuitBreakers": component } })
-    } else {
-        json!({ "status": status.as_str() })
-    };
-    (http_status(status), Json(body)).into_response()
-}
-
-pub(super) async fn health_component(State(app): State<Arc<AppState>>) -> Response {
-    let all = app.hub.all();
-    let (status, component) =
-        json::health_component(all.iter().map(|t| &**t), app.options.health_details);
-    (http_status(status), Json(component)).into_response()
 }

@@ -2,16 +2,20 @@
 //! per job.
 //!
 //! `state.rs` is what every handler shares ([`AppState`]) and `error.rs` the JSON error body;
-//! the handlers sit above them: `actuator.rs` (Resilience4j's read endpoints and health),
-//! `bulkheads.rs` and `retries.rs` (its bulkhead and retry endpoints), `write.rs` (the write operation and its checks), `dashboard.rs` (the page and its data,
-//! with `query.rs` parsing its query) and `sse.rs` (the live event stream); `host.rs` is the
-//! `Host` check in front of them all. Only this file names them all.
+//! the handlers sit above them: `actuator.rs` (Resilience4j's read endpoints),
+//! `bulkheads.rs` and `retries.rs` (its bulkhead and retry endpoints), `health.rs` (Spring's
+//! health endpoint and probes), `index.rs` (the `/actuator` links index), `write.rs` (the
+//! write operation and its checks), `dashboard.rs` (the page and its data, with `query.rs`
+//! parsing its query) and `sse.rs` (the live event stream); `host.rs` is the `Host` check in
+//! front of them all. Only this file names them all.
 
 mod actuator;
 mod bulkheads;
 mod dashboard;
 mod error;
+mod health;
 mod host;
+mod index;
 mod query;
 mod retries;
 mod sse;
@@ -32,6 +36,11 @@ pub(crate) use self::state::AppState;
 pub(crate) fn router(state: Arc<AppState>) -> Router {
     let o = &state.options;
     let mut router = Router::new();
+    if o.index {
+        router = router
+            .route("/actuator", get(index::links))
+            .route("/actuator/", get(index::links));
+    }
     if o.circuit_breakers || o.write.is_some() {
         let mut one: MethodRouter<Arc<AppState>> = MethodRouter::new();
         if o.circuit_breakers {
@@ -91,11 +100,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
     }
     if o.health {
         router = router
-            .route("/actuator/health", get(actuator::health))
-            .route(
-                "/actuator/health/circuitBreakers",
-                get(actuator::health_component),
-            );
+            .route("/actuator/health", get(health::root))
+            .route("/actuator/health/{*path}", get(health::below));
     }
     if let Some(render) = o.prometheus.clone() {
         router = router.route(

@@ -375,7 +375,7 @@ async fn read_endpoints_can_be_turned_off() {
         "/actuator/circuitbreakerevents/a",
         "/actuator/streamcircuitbreakerevents/a/ERROR",
         "/actuator/health",
-        "/actuator/health/circuitBreakers",
+        "/actuator/health/liveness",
         "/dashboard",
         "/dashboard/api/breakers",
         "/dashboard/api/breakers/a/events",

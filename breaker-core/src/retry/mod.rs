@@ -258,7 +258,7 @@ impl fmt::Debug for Retry {
 }
 
 /// A snapshot of a retry's counters, from [`Retry::metrics`]: Resilience4j's four
-/// (`resilience4j_retry_calls` by `kind`), and the budget's refusals.
+/// (`resilience4j_retry_calls_total` by `kind`), and the budget's refusals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetryMetrics {
     succeeded_without: u64,

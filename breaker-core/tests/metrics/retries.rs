@@ -1,5 +1,6 @@
-//! The retries in the `metrics` export: Resilience4j's `resilience4j_retry_calls` gauges with
-//! their four kinds, its description and the registry's tags, and the budget's refusals
+//! The retries in the `metrics` export: Resilience4j's `resilience4j_retry_calls_total` counters
+//! (and the `resilience4j_retry_calls` gauges of its releases 1.0 to 1.2) with their four kinds,
+//! their description and the registry's tags, and the budget's refusals
 //! (breaker's own counter), rendered by the Prometheus exporter, for retries made before and
 //! after the export; written by the export's own refresh on the registry's clock, not by the
 //! calls; a removed retry leaves the export and its name's next retry is exported afresh.
@@ -71,6 +72,23 @@ fn calls(handle: &PrometheusHandle, name: &str) -> [Option<f64>; 4] {
     })
 }
 
+/// The four `resilience4j_retry_calls_total` of the retry `name`, in the same order.
+fn calls_total(handle: &PrometheusHandle, name: &str) -> [Option<f64>; 4] {
+    let text = handle.render();
+    [
+        "successful_without_retry",
+        "successful_with_retry",
+        "failed_without_retry",
+        "failed_with_retry",
+    ]
+    .map(|kind| {
+        let series = format!(
+            r#"resilience4j_retry_calls_total{{application="orders",kind="{kind}",name="{name}"}}"#
+        );
+        value(&text, &series)
+    })
+}
+
 fn refused(handle: &PrometheusHandle, name: &str) -> Option<f64> {
     let series = format!(
         r#"resilience4j_retry_refused_by_budget_total{{application="orders",name="{name}"}}"#
@@ -106,6 +124,8 @@ fn the_four_kinds_and_the_refusals_follow_the_calls_at_each_refresh() {
 
     let text = handle.render();
     for line in [
+        "# HELP resilience4j_retry_calls_total The number of successful calls without a retry attempt",
+        "# TYPE resilience4j_retry_calls_total counter",
         "# HELP resilience4j_retry_calls The number of successful calls without a retry attempt",
         "# TYPE resilience4j_retry_calls gauge",
         "# HELP resilience4j_retry_refused_by_budget_total The number of retries the retry budget refused (breaker's own metric, not Resilience4j's)",
@@ -140,6 +160,11 @@ fn the_four_kinds_and_the_refusals_follow_the_calls_at_each_refresh() {
     assert_eq!(
         calls(&handle, "inventory"),
         [Some(1.0), Some(2.0), Some(3.0), Some(4.0)]
+    );
+    assert_eq!(
+        calls_total(&handle, "inventory"),
+        calls(&handle, "inventory"),
+        "the counters of Resilience4j 1.3 and later, and the gauges of 1.0 to 1.2"
     );
     assert_eq!(refused(&handle, "inventory"), Some(0.0));
     assert_eq!(refused(&handle, "ledger"), Some(1.0));

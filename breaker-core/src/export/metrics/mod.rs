@@ -16,7 +16,8 @@
 //! | `resilience4j_circuitbreaker_slow_calls` | gauge | `name`, `kind` = `successful`, `failed` | slow calls in the window |
 //! | `resilience4j_bulkhead_available_concurrent_calls` | gauge | `name` | a bulkhead's free places (0 while a lowered limit waits for calls to finish) |
 //! | `resilience4j_bulkhead_max_allowed_concurrent_calls` | gauge | `name` | a bulkhead's `max-concurrent-calls` |
-//! | `resilience4j_retry_calls` | gauge | `name`, `kind` = `successful_without_retry`, `successful_with_retry`, `failed_without_retry`, `failed_with_retry` | a retry's calls of each kind since its creation (Resilience4j's gauges of cumulative counts) |
+//! | `resilience4j_retry_calls_total` | counter | `name`, `kind` = `successful_without_retry`, `successful_with_retry`, `failed_without_retry`, `failed_with_retry` | a retry's calls of each kind since its creation (Resilience4j's function counters) |
+//! | `resilience4j_retry_calls` | gauge | `name`, `kind` as above | the same counts, as the gauges of Resilience4j 1.0 to 1.2 |
 //! | `resilience4j_retry_refused_by_budget_total` | counter | `name` | **breaker's own** (Resilience4j has no retry budget): retries the budget refused, each of which ended its call |
 //!
 //! Names come from `CircuitBreakerMetricNames` and `AbstractCircuitBreakerMetrics` in
@@ -24,11 +25,22 @@
 //! `.not.permitted.calls`, `.failure.rate`, ...), and the bulkheads' from `BulkheadMetricNames`
 //! and `AbstractBulkheadMetrics` (`resilience4j.bulkhead.available.concurrent.calls`,
 //! `.max.allowed.concurrent.calls`, with their descriptions), and the retries' from
-//! `RetryMetricNames` and `AbstractRetryMetrics` (`resilience4j.retry.calls`, four gauges told
-//! apart by `kind`; the HELP line is the first one's description), spelled as Micrometer's
-//! Prometheus registry spells them. Every series also carries the registry's tags ([`Registry::tags`]: Spring's
+//! `RetryMetricNames` and `AbstractRetryMetrics` (`resilience4j.retry.calls`, four function
+//! counters told apart by `kind`, so `_total` in Prometheus; the HELP line is the first one's
+//! description), spelled as Micrometer's Prometheus registry spells them. Every series also carries the registry's tags ([`Registry::tags`]: Spring's
 //! `resilience4j.circuitbreaker.tags.*`, or `RegistryBuilder::tag`), and the labels of a series
 //! are sorted by name, as Micrometer sorts its tags.
+//!
+//! # Percentiles
+//!
+//! `resilience4j_circuitbreaker_calls_seconds` is a histogram of the facade; what a scrape
+//! shows of it is the recorder's choice. metrics-exporter-prometheus renders a summary by
+//! default (`quantile` lines, `_sum`, `_count`), and `_bucket` series, which
+//! `histogram_quantile` and Resilience4j's Grafana dashboard's percentile panel read, only for
+//! a metric it is given buckets for: `PrometheusBuilder::set_buckets_for_metric` with
+//! `Matcher::Full(MetricsExport::CALLS.to_owned())`. README.md ("Percentiles need buckets")
+//! recommends 1 ms to 30 s, the range of Micrometer's timer histograms. It is the export's only
+//! histogram.
 //!
 //! # The maximum
 //!
@@ -119,13 +131,16 @@
 //! # Retries
 //!
 //! Every retry of the registry ([`Registry::retries`], and each one added later, through the
-//! registry's retry hooks) has its four `resilience4j_retry_calls` gauges and its
+//! registry's retry hooks) has its four `resilience4j_retry_calls_total` counters, the same four
+//! counts as `resilience4j_retry_calls` gauges, and its
 //! `resilience4j_retry_refused_by_budget_total` counter, written the same way as a bulkhead's
 //! gauges: from the retry's [`metrics`](crate::retry::Retry::metrics) when it is added and at
 //! every refresh, nothing on the call path; a scrape reads counts at most about a second old.
-//! Resilience4j exports the four counts as gauges, so they are gauges here too (a query that
-//! works on Resilience4j's series works on these). The refusals are a counter, as a count that
-//! only goes up is in Prometheus. A retry that is removed or replaced leaves the export at once.
+//! Resilience4j registers the four counts as function counters (since 1.3; Resilience4j's own
+//! Grafana dashboard reads `rate(resilience4j_retry_calls_total[1m])`); releases 1.0 to 1.2
+//! registered them as gauges, which Prometheus names without `_total`, and dashboards written
+//! then read that name, so both are exported. The refusals are a counter too. A retry that is
+//! removed or replaced leaves the export at once.
 //!
 //! # The files
 //!
@@ -211,9 +226,13 @@ impl MetricsExport {
     /// `resilience4j_bulkhead_max_allowed_concurrent_calls{name}`: a bulkhead's limit.
     pub const BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS: &'static str =
         names::BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS;
-    /// `resilience4j_retry_calls{name, kind}`: a retry's calls of each kind
+    /// `resilience4j_retry_calls_total{name, kind}`: a retry's calls of each kind
     /// (`successful_without_retry`, `successful_with_retry`, `failed_without_retry`,
-    /// `failed_with_retry`), gauges as Resilience4j's.
+    /// `failed_with_retry`), counters as Resilience4j's.
+    pub const RETRY_CALLS_TOTAL: &'static str = names::RETRY_CALLS_TOTAL;
+    /// `resilience4j_retry_calls{name, kind}`: the same counts as
+    /// [`RETRY_CALLS_TOTAL`](MetricsExport::RETRY_CALLS_TOTAL), as the gauges of Resilience4j
+    /// 1.0 to 1.2.
     pub const RETRY_CALLS: &'static str = names::RETRY_CALLS;
     /// `resilience4j_retry_refused_by_budget_total{name}`: retries the retry budget refused
     /// (breaker's own counter; Resilience4j has no budget).

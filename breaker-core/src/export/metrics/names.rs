@@ -21,6 +21,7 @@ pub(super) const BULKHEAD_AVAILABLE_CONCURRENT_CALLS: &str =
     "resilience4j_bulkhead_available_concurrent_calls";
 pub(super) const BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS: &str =
     "resilience4j_bulkhead_max_allowed_concurrent_calls";
+pub(super) const RETRY_CALLS_TOTAL: &str = "resilience4j_retry_calls_total";
 pub(super) const RETRY_CALLS: &str = "resilience4j_retry_calls";
 pub(super) const RETRY_REFUSED_BY_BUDGET: &str = "resilience4j_retry_refused_by_budget_total";
 
@@ -80,7 +81,8 @@ impl BulkheadKeys {
     }
 }
 
-/// The `kind` of each retry call gauge, Resilience4j's, in the order of `RetryKeys::calls`.
+/// The `kind` of each retry call count, Resilience4j's, in the order of `RetryKeys::calls_total`
+/// and `RetryKeys::calls`.
 const RETRY_KINDS: [&str; 4] = [
     "successful_without_retry",
     "successful_with_retry",
@@ -90,6 +92,7 @@ const RETRY_KINDS: [&str; 4] = [
 
 /// A retry's series: its name and the registry's tags, sorted by label name.
 pub(super) struct RetryKeys {
+    pub(super) calls_total: [Key; 4],
     pub(super) calls: [Key; 4],
     pub(super) refused_by_budget: Key,
 }
@@ -98,8 +101,11 @@ impl RetryKeys {
     /// The keys of the retry named `name`, each with the registry's `tags`.
     pub(super) fn new(name: &str, tags: &[Label]) -> RetryKeys {
         let name = shared(name);
+        let by_kind =
+            |metric| RETRY_KINDS.map(|kind| labelled(metric, &[("kind", kind)], &name, tags));
         RetryKeys {
-            calls: RETRY_KINDS.map(|kind| labelled(RETRY_CALLS, &[("kind", kind)], &name, tags)),
+            calls_total: by_kind(RETRY_CALLS_TOTAL),
+            calls: by_kind(RETRY_CALLS),
             refused_by_budget: labelled(RETRY_REFUSED_BY_BUDGET, &[], &name, tags),
         }
     }
@@ -184,7 +190,12 @@ pub(super) fn describe_to(recorder: &dyn Recorder) {
         text("The maximum number of available permissions"),
     );
     // Micrometer's Prometheus registry writes one HELP per name, the first meter's: the
-    // `successful_without_retry` gauge's description.
+    // `successful_without_retry` count's description.
+    recorder.describe_counter(
+        name(RETRY_CALLS_TOTAL),
+        None,
+        text("The number of successful calls without a retry attempt"),
+    );
     recorder.describe_gauge(
         name(RETRY_CALLS),
         None,
