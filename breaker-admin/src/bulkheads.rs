@@ -104,6 +104,11 @@ impl TrackedBulkhead {
     pub(crate) fn recent(&self) -> Vec<BulkheadRecord> {
         self.ring.recent()
     }
+
+    /// The ring's records from the newest back, read lazily.
+    pub(crate) fn newest_first(&self) -> impl Iterator<Item = BulkheadRecord> + '_ {
+        self.ring.newest_first()
+    }
 }
 
 /// Follows every bulkhead of `registry`, now and from now on.

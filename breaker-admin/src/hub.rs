@@ -2,7 +2,7 @@
 //!
 //! Each breaker gets a [`Feed`] (its event ring, its state-change ring and cumulative counters)
 //! and one listener of its own ([`CircuitBreaker::subscribe`]) that writes them, and the
-//! stream's ring while a stream client is connected. The listener runs on the thread that
+//! stream's ring while it is switched on (`stream.rs`). The listener runs on the thread that
 //! publishes the event: it takes no lock and allocates nothing (a few atomic adds and the rings'
 //! lock-free writes). The maps below are for the HTTP side only; the call path never touches
 //! them.
@@ -13,7 +13,7 @@
 //! ([`Registry::on_registry_event_for`]) and drops the hook once the admin is gone.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use breaker_core::{
@@ -25,15 +25,7 @@ use crate::event::{EventType, Record, Words};
 use crate::retries::{self, TrackedRetry};
 use crate::ring::Ring;
 use crate::roster::Roster;
-
-/// The recent events of every breaker, for the server-sent event streams: each record is the
-/// breaker's [`Record`] words, then the breaker's id.
-#[derive(Debug)]
-pub(crate) struct StreamHub {
-    pub(crate) ring: Ring<4>,
-    /// Connected stream clients; no client, nothing is written.
-    pub(crate) clients: AtomicUsize,
-}
+use crate::stream::{Counted, StreamHub, StreamLimits};
 
 /// How many state changes (STATE_TRANSITION and RESET events) each breaker keeps, whatever its
 /// `event-consumer-buffer-size`: `GET /dashboard/api/breakers/{name}/states`.
@@ -98,6 +90,19 @@ impl Feed {
         }
     }
 
+    /// Every event it was given: its ring's head; without a ring (a buffer size of 0), its
+    /// calls, rejections and state changes (its FAILURE_RATE_EXCEEDED and
+    /// SLOW_CALL_RATE_EXCEEDED events are then not counted).
+    fn published(&self) -> u64 {
+        match &self.ring {
+            Some(ring) => ring.head(),
+            None => {
+                let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+                read(&self.calls) + read(&self.rejected) + self.changes.head()
+            }
+        }
+    }
+
     /// The ring's records, oldest first.
     pub(crate) fn recent(&self) -> Vec<Record> {
         self.ring.as_ref().map_or_else(Vec::new, |ring| {
@@ -106,6 +111,14 @@ impl Feed {
                 .filter_map(|(_, words)| Record::from_words(words))
                 .collect()
         })
+    }
+
+    /// The ring's records from the newest back, read lazily (`Ring::newest_first`).
+    pub(crate) fn newest_first(&self) -> impl Iterator<Item = Record> + '_ {
+        self.ring
+            .iter()
+            .flat_map(Ring::newest_first)
+            .filter_map(Record::from_words)
     }
 
     /// The state-change ring's records (STATE_TRANSITION and RESET), oldest first, and how many
@@ -140,6 +153,8 @@ pub(crate) struct Tracked {
     /// then: the state before the first change in `feed`'s state-change ring.
     pub(crate) since: Timestamp,
     pub(crate) initial_state: State,
+    /// What the feed had published when the stream was last switched off (`stream.rs`).
+    stream_mark: AtomicU64,
     _subscription: Subscription,
 }
 
@@ -178,12 +193,23 @@ impl Tracked {
             feed,
             since,
             initial_state,
+            stream_mark: AtomicU64::new(0),
             _subscription: subscription,
         }
     }
 
     pub(crate) fn name(&self) -> &str {
         self.breaker.name()
+    }
+}
+
+impl Counted for Tracked {
+    fn published(&self) -> u64 {
+        self.feed.published()
+    }
+
+    fn mark(&self) -> &AtomicU64 {
+        &self.stream_mark
     }
 }
 
@@ -204,14 +230,20 @@ pub(crate) struct Hub {
 }
 
 impl Hub {
-    /// Follows every breaker, bulkhead and retry of `registry`, now and from now on.
-    pub(crate) fn attach(registry: &Registry, stream_capacity: usize) -> Arc<Hub> {
+    /// Follows every breaker, bulkhead and retry of `registry`, now and from now on, with a
+    /// stream of `stream_capacity` events whose ids start at the registry clock's time in
+    /// microseconds since 1970, so an id given before this admin started (by an earlier run of
+    /// the service) is below every id it gives, as long as that run streamed fewer than a
+    /// million events a second.
+    pub(crate) fn attach(
+        registry: &Registry,
+        stream_capacity: usize,
+        stream_limits: StreamLimits,
+    ) -> Arc<Hub> {
+        let first = registry.clock().now().unix_nanos() / 1_000;
         let hub = Arc::new(Hub {
             registry: registry.clone(),
-            stream: Arc::new(StreamHub {
-                ring: Ring::new(stream_capacity),
-                clients: AtomicUsize::new(0),
-            }),
+            stream: Arc::new(StreamHub::new(stream_capacity, first, stream_limits)),
             bulkheads: bulkheads::attach(registry),
             retries: retries::attach(registry),
             maps: RwLock::default(),
@@ -316,6 +348,17 @@ impl Hub {
     /// How many breakers are followed.
     pub(crate) fn len(&self) -> usize {
         self.read().by_name.len()
+    }
+
+    /// Takes a stream slot (`StreamHub::take_slot`), unless every one is taken.
+    pub(crate) fn take_stream_slot(&self) -> bool {
+        self.stream.take_slot(|| self.all())
+    }
+
+    /// Switches the stream's ring off, unless a slot was taken since `departure`
+    /// (`StreamHub::switch_off_after`).
+    pub(crate) fn switch_stream_off_after(&self, departure: u64) {
+        self.stream.switch_off_after(departure, || self.all());
     }
 }
 

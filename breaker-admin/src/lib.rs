@@ -76,12 +76,21 @@
 //! - `GET /actuator/circuitbreakerevents` (every breaker), `GET /actuator/bulkheadevents`
 //!   (every bulkhead) and `GET /actuator/retryevents` (every retry) give at most the newest
 //!   10,000 events; each breaker, bulkhead and retry keeps its `event-consumer-buffer-size`
-//!   newest. Events at the same instant come in name order.
+//!   newest. Events at the same instant come in name order. Resilience4j gathers and sorts
+//!   every buffered event; here the newest 10,000 are picked without gathering the rest, so a
+//!   request costs what the cap and the number of instances cost, not what is stored (below,
+//!   "Events and their cost").
 //! - The bulkhead endpoints list the semaphore bulkheads of the registry; breaker has no
 //!   thread-pool bulkhead, which Resilience4j's also lists.
 //! - The event stream writes each event as a plain `data:` message (no `event:` name, so a
 //!   browser's `onmessage` gets it) with the stream's sequence number as its `id:`; a
 //!   reconnecting client's `Last-Event-ID` resumes after it.
+//! - The event stream serves at most 256 clients at once by default (a JSON 503 beyond), ends
+//!   a stream after 5 minutes or once it leaves an event untaken for 30 seconds, and tells a
+//!   client what it missed (`event: lagged`); Resilience4j's endpoint bounds neither its
+//!   clients' number nor their time, and drops what a slow client cannot take without saying
+//!   so. Its ids are numbers that resume; Resilience4j's `id` is the breaker's name and does
+//!   not. See "The event stream" below.
 //! - Health: the `circuitBreakers` component is always there (Resilience4j registers it only
 //!   with `management.health.circuitbreakers.enabled`): with no breaker registering a health
 //!   indicator it is UNKNOWN, which leaves the service UP, so it costs nothing to have. Its
@@ -161,6 +170,45 @@
 //! longer kept: 0 means the list is every change since `since`; above 0 the state is known only
 //! from the oldest change listed. A change published while the admin attached to the breaker
 //! can be listed at or just before `since` (`initialState` already includes it).
+//!
+//! # The event stream
+//!
+//! `GET /actuator/streamcircuitbreakerevents` sends every breaker's events (or one breaker's,
+//! or one type's) as they happen, from a ring of the newest
+//! [`stream_buffer_size`](AdminBuilder::stream_buffer_size) events of all breakers (default
+//! 4,096) that each client reads at its own pace, a heartbeat (`ping`) each second in between.
+//!
+//! - **Ids and resuming.** Each event's `id:` is its number in the stream. Numbers start at the
+//!   admin's start time in microseconds since 1970 (on the registry's clock) and go up by one an
+//!   event, so an earlier run's ids are below this run's. A client that reconnects with
+//!   `Last-Event-ID` (an `EventSource` does by itself) resumes after that event. One that fell
+//!   further behind than the ring holds first gets `event: lagged` with `data: {"lost": n}`, the
+//!   number of events it missed, then reads on from the oldest still held. A `Last-Event-ID`
+//!   from before this admin started, beyond its newest event (another process's) or not a
+//!   number gets `event: lagged` with `{"lost": null, "message": ...}` saying which, and the
+//!   stream goes on from the newest event.
+//! - **No client, no cost.** The ring is written only while a client is connected, and for
+//!   [`stream_linger`](AdminBuilder::stream_linger) after the last one leaves (default 10 s),
+//!   so that a client that reconnects within it misses nothing. After that a call costs the
+//!   stream nothing (one atomic read). What was published while the ring was off is counted from
+//!   what each breaker keeps anyway (its own ring's head): a client that resumes from before that
+//!   time gets `event: lagged` with the number of events published meanwhile. The count is exact
+//!   unless a call published at the very instant the ring was switched on or off (such a call
+//!   can be counted lost and still be delivered); events of a breaker removed meanwhile are not
+//!   counted (their breaker has no name left to show).
+//! - **Slots.** At most [`max_stream_clients`](AdminBuilder::max_stream_clients) streams are
+//!   served at once (default 256); the next client gets a 503 whose JSON says so, with
+//!   `Retry-After: 5`. A client that connects and never reads gives its slot back within a
+//!   bound: under light traffic the kernel's socket buffers take its heartbeats and few events
+//!   for hours, so no write ever blocks, and only the stream's
+//!   [lifetime](Admin::stream_max_lifetime) frees it (default 5 minutes; the server then ends
+//!   the stream and an `EventSource` reconnects with its `Last-Event-ID`, missing nothing the
+//!   ring holds); under heavy traffic its buffers fill in seconds, and a
+//!   [stall bound](Admin::stream_stall_timeout) frees it once an event handed to the server has
+//!   stayed untaken that long (default 30 s). [`Admin::stream_clients`] counts the slots taken.
+//!   Each client holds at most 128 events read from the ring at a time, whatever the ring's size.
+//!   The slot, not the connection: a stalled connection stays open until the peer or the
+//!   server's own timeouts close it (it costs no call anything).
 //!
 //! # Health
 //!
@@ -282,11 +330,21 @@
 //! the admin started following it: the state history above. All of it is written by one
 //! listener on the thread that publishes the event, with atomics only: no lock, no allocation,
 //! no waiting (see `ring.rs`; a state change is one more ring write). The stream's ring, shared
-//! by every breaker, is written only while a stream client is connected. The breaker itself
+//! by every breaker, is written only while a stream client is connected (and for the linger
+//! after the last one leaves: "The event stream" above). The breaker itself
 //! publishes a CLOSED call's event without its lock, as it records the call, so following a
 //! breaker puts no call behind a lock either; what it costs per call is measured in
 //! docs/PERFORMANCE.md ("The operations surface under load"). Without the `admin` feature
 //! none of this exists.
+//!
+//! `GET /actuator/circuitbreakerevents` reads each ring back from its newest event and keeps a
+//! heap of one candidate per breaker, picking the newest of all until it has its 10,000: it
+//! reads the breakers' count plus 10,000 records, whatever the buffers hold, in time
+//! `O((breakers + 10,000)·log breakers)` and memory `O(breakers + 10,000)`, and answers what
+//! sorting every event by time would, cut to the newest 10,000 (the bulkheads' and retries'
+//! endpoints alike). For 10,000 breakers of 100 events (a million stored) that is about 7 ms
+//! and 2.4 MiB to choose the events, against 180 ms and 115 MiB for the full sort
+//! (docs/PERFORMANCE.md, "The operations surface under load").
 //!
 //! Per breaker, a ring slot is its sequence word and the record's words, 8 bytes each: an
 //! event is 4 words (32 bytes, 3.2 KB for 100 events), a state change 3 (24 bytes, 768 bytes
@@ -309,6 +367,19 @@
 //! nothing else; to expose the admin on another address, bind a listener there and serve
 //! `router()` yourself, behind whatever authentication the network needs.
 //!
+//! A loopback address alone does not keep browsers out: a page on `evil.example` whose name the
+//! attacker then resolves to 127.0.0.1 (DNS rebinding) sends its requests to a loopback admin
+//! as same-origin ones. So [`Admin::serve_local`] answers only requests whose `Host` is one of
+//! [`LOOPBACK_HOSTS`] (`127.0.0.1`, `localhost`, `[::1]`, any port) and any other with a 403
+//! whose JSON names the `Host`, before any route runs (the write hook too).
+//! [`Admin::allowed_hosts`] gives a router the same check with the names it is reached by.
+//!
+//! The dashboard page is sent with a `Content-Security-Policy` that lets it load only its own
+//! script, style and data from its own origin, nothing inline and nothing framing it
+//! (`frame-ancestors 'none'`, and `X-Frame-Options: DENY` for older browsers), with
+//! `X-Content-Type-Options: nosniff` on the page and its assets and `Referrer-Policy:
+//! no-referrer`.
+//!
 //! [`CircuitBreaker::name`]: breaker_core::CircuitBreaker::name
 //! [`Registry::on_registry_event_for`]: breaker_core::Registry::on_registry_event_for
 //! [`Registry::on_bulkhead_registry_event_for`]: breaker_core::Registry::on_bulkhead_registry_event_for
@@ -326,11 +397,16 @@ use axum::Router;
 use breaker_core::Registry;
 
 mod availability;
+#[cfg(feature = "bench-internals")]
+#[doc(hidden)]
+pub mod bench_internals;
 mod bulkheads;
 mod event;
 mod health;
+mod hosts;
 mod hub;
 mod json;
+mod newest;
 mod options;
 mod retries;
 mod ring;
@@ -338,6 +414,7 @@ mod ring;
 mod ring_tests;
 mod roster;
 mod routes;
+mod stream;
 mod text;
 
 /// The atomics the ring is made of: std's here; loom's where `tests/admin/ring_loom.rs` compiles
@@ -347,15 +424,34 @@ mod sync {
 }
 
 pub use crate::availability::{Liveness, Readiness};
+use crate::hosts::AllowedHosts;
 use crate::hub::Hub;
 pub use crate::options::{Authorization, Authorize};
 use crate::options::{HealthShow, Options};
+use crate::stream::StreamLimits;
 
 /// The default stream ring: events of every breaker kept for the server-sent event clients.
 pub const DEFAULT_STREAM_BUFFER_SIZE: usize = 4096;
 
 /// The largest stream ring [`AdminBuilder::stream_buffer_size`] takes.
 pub const MAX_STREAM_BUFFER_SIZE: usize = 1 << 20;
+
+/// The names [`Admin::serve_local`] answers to, on any port: the loopback address in IPv4 and
+/// IPv6 (in brackets, as a `Host` header carries it) and `localhost`.
+pub const LOOPBACK_HOSTS: [&str; 3] = ["127.0.0.1", "localhost", "[::1]"];
+
+/// The default number of event streams served at once: [`AdminBuilder::max_stream_clients`].
+pub const DEFAULT_MAX_STREAM_CLIENTS: usize = 256;
+
+/// The default time the stream's ring is still written after its last client left:
+/// [`AdminBuilder::stream_linger`].
+pub const DEFAULT_STREAM_LINGER: Duration = Duration::from_secs(10);
+
+/// The default longest life of one event stream: [`Admin::stream_max_lifetime`].
+pub const DEFAULT_STREAM_MAX_LIFETIME: Duration = Duration::from_secs(5 * 60);
+
+/// The default time an event stream may leave an event untaken: [`Admin::stream_stall_timeout`].
+pub const DEFAULT_STREAM_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The operations surface over one registry: build it, then mount [`Admin::router`] or run
 /// [`Admin::serve_local`].
@@ -373,6 +469,7 @@ pub struct Admin {
 pub struct AdminBuilder {
     registry: Registry,
     stream_buffer_size: usize,
+    stream_limits: StreamLimits,
 }
 
 impl AdminBuilder {
@@ -385,10 +482,32 @@ impl AdminBuilder {
         self
     }
 
+    /// How many event streams are served at once (default [`DEFAULT_MAX_STREAM_CLIENTS`], from
+    /// 1 to 65,536; a value outside is clamped), counted over every router of the admin. The
+    /// next client gets a 503 with a JSON error and `Retry-After: 5`. A slot is given back when
+    /// its stream ends, and by a stream that stops being read, within
+    /// [`Admin::stream_max_lifetime`] or [`Admin::stream_stall_timeout`].
+    pub fn max_stream_clients(mut self, clients: usize) -> AdminBuilder {
+        self.stream_limits.max_clients = clients.clamp(1, 1 << 16);
+        self
+    }
+
+    /// How long the stream's ring is still written after its last client left (default
+    /// [`DEFAULT_STREAM_LINGER`], at most 10 minutes; a longer one is clamped): a client that
+    /// reconnects within it (an `EventSource` does a few seconds after its stream ends) resumes
+    /// from its `Last-Event-ID` with nothing missing, while the ring holds it. After it, calls
+    /// cost the stream nothing until a client connects again; one that resumes from before
+    /// then is told how many events it missed. `Duration::ZERO` switches the ring off as the
+    /// last client leaves.
+    pub fn stream_linger(mut self, linger: Duration) -> AdminBuilder {
+        self.stream_limits.linger = linger.min(Duration::from_secs(600));
+        self
+    }
+
     /// The admin, attached to the registry's breakers from now on.
     pub fn build(self) -> Admin {
         Admin {
-            hub: Hub::attach(&self.registry, self.stream_buffer_size),
+            hub: Hub::attach(&self.registry, self.stream_buffer_size, self.stream_limits),
             options: Options {
                 circuit_breakers: true,
                 events: true,
@@ -408,6 +527,9 @@ impl AdminBuilder {
                 write: None,
                 prometheus: None,
                 stream_interval: Duration::from_millis(100),
+                stream_max_lifetime: DEFAULT_STREAM_MAX_LIFETIME,
+                stream_stall_timeout: DEFAULT_STREAM_STALL_TIMEOUT,
+                allowed_hosts: None,
             },
         }
     }
@@ -424,6 +546,10 @@ impl Admin {
         AdminBuilder {
             registry: registry.clone(),
             stream_buffer_size: DEFAULT_STREAM_BUFFER_SIZE,
+            stream_limits: StreamLimits {
+                max_clients: DEFAULT_MAX_STREAM_CLIENTS,
+                linger: DEFAULT_STREAM_LINGER,
+            },
         }
     }
 
@@ -580,6 +706,50 @@ impl Admin {
         self
     }
 
+    /// How long one event stream lives (default [`DEFAULT_STREAM_MAX_LIFETIME`], from 1 second
+    /// to 24 hours; a value outside is clamped). Then the server ends it and gives its slot back;
+    /// an `EventSource` reconnects by itself with its `Last-Event-ID` and misses nothing the ring
+    /// still holds ([`AdminBuilder::stream_linger`]). This is what frees the slot of a client
+    /// that connected and never reads under light traffic: the kernel's socket buffers take its
+    /// few events for hours, so no write ever blocks.
+    pub fn stream_max_lifetime(mut self, lifetime: Duration) -> Admin {
+        self.options.stream_max_lifetime =
+            lifetime.clamp(Duration::from_secs(1), Duration::from_secs(24 * 3600));
+        self
+    }
+
+    /// How long an event stream may leave an event untaken before the server gives its slot
+    /// back (default [`DEFAULT_STREAM_STALL_TIMEOUT`], from 1 second to 1 hour; a value outside
+    /// is clamped): the connection's buffers are full and the client is not reading, which under
+    /// heavy traffic happens long before [`Admin::stream_max_lifetime`].
+    pub fn stream_stall_timeout(mut self, stall: Duration) -> Admin {
+        self.options.stream_stall_timeout =
+            stall.clamp(Duration::from_secs(1), Duration::from_secs(3600));
+        self
+    }
+
+    /// Answers only requests addressed to one of `hosts` (the `Host` header's name, on any
+    /// port, in any case; an IPv6 address in brackets, `[::1]`); any other gets a 403 whose JSON
+    /// names the `Host` it gave, and one without a `Host` a 400, before any route runs. This
+    /// keeps a page on another site whose name an attacker resolves to this machine (DNS
+    /// rebinding) from reaching the admin from a browser on it. [`Admin::serve_local`] checks
+    /// [`LOOPBACK_HOSTS`] unless this was called; [`Admin::router`] checks nothing unless it was
+    /// (`admin.allowed_hosts(LOOPBACK_HOSTS)` for a router served on loopback; the service's
+    /// own names for one it serves elsewhere).
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Admin
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.options.allowed_hosts = Some(AllowedHosts::new(hosts));
+        self
+    }
+
+    /// How many event streams hold a slot now (at most [`AdminBuilder::max_stream_clients`]).
+    pub fn stream_clients(&self) -> usize {
+        self.hub.stream.slots_taken()
+    }
+
     /// The routes, to `merge` or `nest` into the service's router. It binds nothing.
     pub fn router(&self) -> Router {
         routes::router(Arc::new(routes::AppState {
@@ -589,9 +759,13 @@ impl Admin {
     }
 
     /// Serves [`Admin::router`] on `127.0.0.1:port` until the listener fails; it never binds
-    /// another address. Port 0 picks a free port (which only the OS then knows; bind your own
-    /// listener to learn it).
-    pub async fn serve_local(self, port: u16) -> std::io::Result<()> {
+    /// another address. It answers only requests addressed to [`LOOPBACK_HOSTS`] (or to the
+    /// names given to [`Admin::allowed_hosts`]): see there. Port 0 picks a free port (which
+    /// only the OS then knows; bind your own listener to learn it).
+    pub async fn serve_local(mut self, port: u16) -> std::io::Result<()> {
+        if self.options.allowed_hosts.is_none() {
+            self.options.allowed_hosts = Some(AllowedHosts::new(LOOPBACK_HOSTS));
+        }
         let listener = tokio::net::TcpListener::bind(local_address(port)).await?;
         axum::serve(listener, self.router()).await
     }
@@ -622,6 +796,7 @@ impl fmt::Debug for Admin {
             .field("readiness", &o.readiness)
             .field("liveness", &o.liveness)
             .field("dashboard", &o.dashboard)
+            .field("allowed_hosts", &o.allowed_hosts)
             .finish_non_exhaustive()
     }
 }

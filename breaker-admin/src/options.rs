@@ -8,6 +8,7 @@ use std::time::Duration;
 use axum::http::request::Parts;
 
 use crate::availability::{Liveness, Readiness};
+use crate::hosts::AllowedHosts;
 
 /// What an [`Authorize`] hook decides about one write request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +69,10 @@ pub(crate) struct Options {
     pub(crate) write: Option<Arc<dyn Authorize>>,
     pub(crate) prometheus: Option<Render>,
     pub(crate) stream_interval: Duration,
+    pub(crate) stream_max_lifetime: Duration,
+    pub(crate) stream_stall_timeout: Duration,
+    /// The `Host` names answered; `None`: every one.
+    pub(crate) allowed_hosts: Option<AllowedHosts>,
 }
 
 /// What the health endpoint shows beyond a status: Spring's `show-components` and

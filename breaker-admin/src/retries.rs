@@ -168,6 +168,11 @@ impl TrackedRetry {
     pub(crate) fn recent(&self) -> Vec<RetryRecord> {
         self.ring.recent()
     }
+
+    /// The ring's records from the newest back, read lazily.
+    pub(crate) fn newest_first(&self) -> impl Iterator<Item = RetryRecord> + '_ {
+        self.ring.newest_first()
+    }
 }
 
 /// Follows every retry of `registry`, now and from now on.

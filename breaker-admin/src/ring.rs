@@ -1,6 +1,11 @@
 //! A bounded ring of fixed-size records that writers fill without a lock and readers copy out
 //! without stopping them: each breaker's recent events, and the stream's recent events of all.
 //!
+//! Tickets start at 0, or at a number given when the ring is made (the stream's start at the
+//! admin's start time, so its ids never repeat an earlier run's); [`Ring::skip`] hands out a run
+//! of tickets that no record will ever have (the stream's events published while nobody
+//! listened).
+//!
 //! # Algorithm
 //!
 //! Every record gets a ticket from one counter (`next`, a `fetch_add`); ticket `t` lives in slot
@@ -57,8 +62,13 @@ pub(crate) struct Ring<const W: usize> {
 }
 
 impl<const W: usize> Ring<W> {
-    /// A ring of `capacity` records (at least 1).
+    /// A ring of `capacity` records (at least 1), its first ticket 0.
     pub(crate) fn new(capacity: usize) -> Ring<W> {
+        Ring::starting_at(capacity, 0)
+    }
+
+    /// A ring of `capacity` records (at least 1) whose first ticket is `first`.
+    pub(crate) fn starting_at(capacity: usize, first: u64) -> Ring<W> {
         let slots = (0..capacity.max(1))
             .map(|_| Slot {
                 seq: AtomicU64::new(0),
@@ -66,7 +76,7 @@ impl<const W: usize> Ring<W> {
             })
             .collect();
         Ring {
-            next: AtomicU64::new(0),
+            next: AtomicU64::new(first),
             lost: AtomicU64::new(0),
             slots,
         }
@@ -123,6 +133,13 @@ impl<const W: usize> Ring<W> {
         ticket
     }
 
+    /// Takes `count` tickets at once that no record will have, and returns the first: a reader
+    /// finds them [`Read::Pending`] for ever, so whoever skips must tell readers (the stream
+    /// keeps the runs it skipped). Never waits.
+    pub(crate) fn skip(&self, count: u64) -> u64 {
+        self.next.fetch_add(count, Ordering::Relaxed)
+    }
+
     /// The record of `ticket`, if the ring still holds it whole.
     pub(crate) fn read(&self, ticket: u64) -> Read<W> {
         let slot = self.slot(ticket);
@@ -142,6 +159,26 @@ impl<const W: usize> Ring<W> {
         } else {
             Read::Overwritten
         }
+    }
+
+    /// Its records from the newest back, read one slot a step, so a caller that wants only the
+    /// newest few reads only those. A record not written whole yet is passed over; the walk ends
+    /// at the first record a newer one has overwritten (every older one is gone too).
+    pub(crate) fn newest_first(&self) -> impl Iterator<Item = [u64; W]> + '_ {
+        let head = self.head();
+        let oldest = head.saturating_sub(self.capacity());
+        let mut ticket = head;
+        std::iter::from_fn(move || {
+            while ticket > oldest {
+                ticket -= 1;
+                match self.read(ticket) {
+                    Read::Record(record) => return Some(record),
+                    Read::Pending => {}
+                    Read::Overwritten => ticket = oldest,
+                }
+            }
+            None
+        })
     }
 
     /// The newest records it holds, oldest first, with their tickets (at most its capacity).

@@ -30,6 +30,49 @@ fn a_capacity_of_zero_holds_one() {
     assert_eq!(ring.recent(), vec![(1, [2])]);
 }
 
+#[test]
+fn newest_first_reads_back_to_the_oldest_record_held() {
+    let ring = Ring::<1>::new(3);
+    assert_eq!(ring.newest_first().next(), None);
+    ring.push([7]);
+    assert_eq!(ring.newest_first().collect::<Vec<_>>(), [[7]]);
+    for i in 0..5u64 {
+        ring.push([i]);
+    }
+    assert_eq!(ring.newest_first().collect::<Vec<_>>(), [[4], [3], [2]]);
+    // Lazy: taking one reads one.
+    assert_eq!(ring.newest_first().next(), Some([4]));
+}
+
+#[test]
+fn newest_first_stops_where_newer_records_overwrote_older_ones() {
+    let ring = Ring::<1>::new(4);
+    for i in 0..4u64 {
+        ring.push([i]);
+    }
+    let mut walk = ring.newest_first();
+    assert_eq!(walk.next(), Some([3]));
+    // Two newer records take the slots of tickets 0 and 1 while the walk is under way.
+    ring.push([4]);
+    ring.push([5]);
+    assert_eq!(walk.collect::<Vec<_>>(), [[2]]);
+}
+
+#[test]
+fn tickets_can_start_anywhere_and_skipped_ones_never_come() {
+    let ring = Ring::<1>::starting_at(4, 1_000);
+    assert_eq!(ring.head(), 1_000);
+    assert_eq!(ring.push([1]), 1_000);
+    assert_eq!(ring.skip(3), 1_001);
+    assert_eq!(ring.head(), 1_004);
+    assert_eq!(ring.push([2]), 1_004);
+    for skipped in 1_001..1_004 {
+        assert_eq!(ring.read(skipped), Read::Pending, "{skipped}");
+    }
+    assert_eq!(ring.recent(), vec![(1_004, [2])]);
+    assert_eq!(ring.newest_first().collect::<Vec<_>>(), [[2]]);
+}
+
 /// Many writers against a reader: every record the reader gets is whole (its three words
 /// agree), tickets come oldest first from the newest window, and once the writers stop the
 /// ring gives back exactly its newest `capacity` records.

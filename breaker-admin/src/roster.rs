@@ -74,6 +74,14 @@ impl<R: Record<W>, const W: usize> EventRing<R, W> {
         }
     }
 
+    /// The records kept from the newest back, read lazily (`Ring::newest_first`).
+    pub(crate) fn newest_first(&self) -> impl Iterator<Item = R> + '_ {
+        self.ring
+            .iter()
+            .flat_map(Ring::newest_first)
+            .filter_map(R::from_words)
+    }
+
     /// The records kept, oldest first.
     pub(crate) fn recent(&self) -> Vec<R> {
         self.ring.as_ref().map_or_else(Vec::new, |ring| {

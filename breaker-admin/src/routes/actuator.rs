@@ -5,19 +5,19 @@ use std::sync::Arc;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::Json;
-use breaker_core::Timestamp;
 use serde_json::Value;
 
 use crate::event::EventType;
-use crate::hub::Tracked;
+use crate::hub::{Hub, Tracked};
 use crate::json::{self, EventDto};
+use crate::newest::newest;
 use crate::routes::error::{event_type, ApiError};
 use crate::routes::state::AppState;
 
 /// At most this many events in `GET /actuator/circuitbreakerevents`,
 /// `GET /actuator/bulkheadevents` and `GET /actuator/retryevents` (every breaker, bulkhead,
-/// retry).
-const MAX_ALL_EVENTS: usize = 10_000;
+/// retry): the newest, chosen without gathering the rest (`newest.rs`).
+pub(crate) const MAX_ALL_EVENTS: usize = 10_000;
 
 pub(super) async fn all_breakers(State(app): State<Arc<AppState>>) -> Json<Value> {
     let all = app.hub.all();
@@ -43,26 +43,23 @@ fn events_of(tracked: &Tracked, only: Option<EventType>) -> Value {
 }
 
 pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<Value> {
-    let all = app.hub.all();
-    let per_breaker: Vec<_> = all.iter().map(|t| (t.name(), t.feed.recent())).collect();
-    let mut list: Vec<_> = per_breaker
-        .iter()
-        .flat_map(|(name, records)| records.iter().map(move |r| (r.at, *name, r)))
-        .collect();
-    let dtos: Vec<EventDto<'_>> = newest_by_time(&mut list)
-        .iter()
-        .map(|(_, name, r)| EventDto::new(name, r))
-        .collect();
-    Json(json::events(&dtos))
+    Json(all_events_value(&app.hub))
 }
 
-/// The newest [`MAX_ALL_EVENTS`] of `list` (events of every breaker, or every bulkhead, each
-/// with its creation time first), by creation time, as Resilience4j sorts them; a stable sort
-/// keeps each one's own order for events at the same instant.
-pub(super) fn newest_by_time<T, U>(list: &mut [(Timestamp, T, U)]) -> &[(Timestamp, T, U)] {
-    list.sort_by_key(|(at, _, _)| *at);
-    let skip = list.len().saturating_sub(MAX_ALL_EVENTS);
-    &list[skip..]
+/// The body of `GET /actuator/circuitbreakerevents`: every breaker's newest events, at most
+/// [`MAX_ALL_EVENTS`], by time.
+pub(crate) fn all_events_value(hub: &Hub) -> Value {
+    let all = hub.all();
+    let newest = newest(
+        all.iter().map(|t| t.feed.newest_first()),
+        MAX_ALL_EVENTS,
+        |r| r.at,
+    );
+    let dtos: Vec<EventDto<'_>> = newest
+        .iter()
+        .map(|(i, r)| EventDto::new(all[*i].name(), r))
+        .collect();
+    json::events(&dtos)
 }
 
 /// One breaker's recent events (also the dashboard's `/dashboard/api/breakers/{name}/events`).

@@ -9,8 +9,9 @@ use breaker_core::BulkheadEventKind;
 
 use crate::bulkheads::TrackedBulkhead;
 use crate::json::{BulkheadEventDto, BulkheadEventsResponse, BulkheadsResponse};
+use crate::newest::newest;
 use crate::roster::Followed;
-use crate::routes::actuator::newest_by_time;
+use crate::routes::actuator::MAX_ALL_EVENTS;
 use crate::routes::error::{bulkhead_event_type, ApiError};
 use crate::routes::state::AppState;
 
@@ -25,14 +26,13 @@ pub(super) async fn all_bulkheads(State(app): State<Arc<AppState>>) -> Json<Bulk
 /// `GET /actuator/bulkheadevents`: every bulkhead's recent events, sorted by creation time.
 pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<BulkheadEventsResponse> {
     let all = app.hub.bulkheads.all();
-    let mut list: Vec<_> = all
-        .iter()
-        .flat_map(|t| t.recent().into_iter().map(move |r| (r.at, t, r)))
-        .collect();
+    let newest = newest(all.iter().map(|t| t.newest_first()), MAX_ALL_EVENTS, |r| {
+        r.at
+    });
     Json(BulkheadEventsResponse {
-        bulkhead_events: newest_by_time(&mut list)
+        bulkhead_events: newest
             .iter()
-            .map(|(_, t, r)| BulkheadEventDto::new(t.name(), r))
+            .map(|(i, r)| BulkheadEventDto::new(all[*i].name(), r))
             .collect(),
     })
 }

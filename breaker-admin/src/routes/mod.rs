@@ -6,13 +6,15 @@
 //! `bulkheads.rs` and `retries.rs` (its bulkhead and retry endpoints), `health.rs` (Spring's
 //! health endpoint and probes), `index.rs` (the `/actuator` links index), `write.rs` (the
 //! write operation and its checks), `dashboard.rs` (the page and its data, with `query.rs`
-//! parsing its query) and `sse.rs` (the live event stream). Only this file names them all.
+//! parsing its query) and `sse.rs` (the live event stream); `host.rs` is the `Host` check in
+//! front of them all. Only this file names them all.
 
 mod actuator;
 mod bulkheads;
 mod dashboard;
 mod error;
 mod health;
+mod host;
 mod index;
 mod query;
 mod retries;
@@ -26,6 +28,8 @@ use axum::http::header;
 use axum::routing::{get, MethodRouter};
 use axum::Router;
 
+#[cfg(feature = "bench-internals")]
+pub(crate) use self::actuator::{all_events_value, MAX_ALL_EVENTS};
 pub(crate) use self::state::AppState;
 
 /// The routes `state.options` asks for, over `state`.
@@ -125,6 +129,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
                 "/dashboard/api/breakers/{name}/states",
                 get(dashboard::breaker_states),
             );
+    }
+    if let Some(hosts) = o.allowed_hosts.clone() {
+        // Last, so it runs first: before any route, an unknown path's 404 too.
+        router = router.layer(axum::middleware::from_fn_with_state(hosts, host::check));
     }
     router.with_state(state)
 }

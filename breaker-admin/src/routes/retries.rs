@@ -7,9 +7,10 @@ use axum::extract::{Path, State};
 use axum::Json;
 
 use crate::json::{RetriesResponse, RetryEventDto, RetryEventsResponse};
+use crate::newest::newest;
 use crate::retries::{RetryEventType, TrackedRetry};
 use crate::roster::Followed;
-use crate::routes::actuator::newest_by_time;
+use crate::routes::actuator::MAX_ALL_EVENTS;
 use crate::routes::error::{retry_event_type, ApiError};
 use crate::routes::state::AppState;
 
@@ -24,14 +25,13 @@ pub(super) async fn all_retries(State(app): State<Arc<AppState>>) -> Json<Retrie
 /// `GET /actuator/retryevents`: every retry's recent events, sorted by creation time.
 pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<RetryEventsResponse> {
     let all = app.hub.retries.all();
-    let mut list: Vec<_> = all
-        .iter()
-        .flat_map(|t| t.recent().into_iter().map(move |r| (r.at, t, r)))
-        .collect();
+    let newest = newest(all.iter().map(|t| t.newest_first()), MAX_ALL_EVENTS, |r| {
+        r.at
+    });
     Json(RetryEventsResponse {
-        retry_events: newest_by_time(&mut list)
+        retry_events: newest
             .iter()
-            .map(|(_, t, r)| RetryEventDto::new(t.name(), r))
+            .map(|(i, r)| RetryEventDto::new(all[*i].name(), r))
             .collect(),
     })
 }

@@ -1,42 +1,67 @@
 //! `GET /actuator/streamcircuitbreakerevents`: live events as server-sent events.
 //!
-//! Every breaker's listener writes the stream's one ring (while a client is connected); no
-//! client costs anything on the call path. Each client keeps its own cursor (a ticket of that
-//! ring) and reads forward on a timer: at most the ring's capacity per read, so what a client
-//! holds is bounded, and a client that fell further behind than the ring holds skips to the
-//! oldest event still there and is told how many it lost (`event: lagged`,
-//! `data: {"lost": n}`). Each event is `id: <ticket>` and `data: <event DTO>`; a reconnecting
-//! client's `Last-Event-ID` resumes after that ticket.
+//! Every breaker's listener writes the stream's one ring while it is switched on
+//! (`stream.rs`); with no client, a call costs the stream nothing. Each client keeps its own
+//! cursor (a ticket of that ring) and reads forward on a timer, at most [`BATCH`] events at a
+//! time (reading on at once while more are there), so what a client holds is bounded; a client
+//! that fell further behind than the ring holds skips to the oldest event still there and is
+//! told how many it lost (`event: lagged`, `data: {"lost": n}`). Each event is `id: <ticket>`
+//! and `data: <event DTO>`; a reconnecting client's `Last-Event-ID` resumes after that ticket,
+//! and one the stream cannot resume from gets an `event: lagged` that says why, with `"lost":
+//! null` (not known).
+//!
+//! # Slots, and clients that do not read
+//!
+//! Each stream holds one of the admin's slots (`max_stream_clients`). A client that connects and
+//! never reads would hold it for ever, and under light traffic the kernel's socket buffers take
+//! its events for hours before a write blocks. So a watchdog task per stream gives the slot back
+//! when either bound is reached:
+//!
+//! - its lifetime (`stream_max_lifetime`): the stream then ends, and an `EventSource`
+//!   reconnects with its `Last-Event-ID`, without loss while the ring holds what it missed (the
+//!   ring stays on for the linger after the last client leaves);
+//! - a stall (`stream_stall_timeout`): the stream handed the server an event that the
+//!   server has not taken for that long, which happens only once the connection's buffers are
+//!   full: the client stopped reading under heavy traffic.
+//!
+//! The body ends the next time the server polls it. A stalled body the server never polls again
+//! stays with its connection until that closes: a bounded amount (at most [`BATCH`] events,
+//! plus the server's buffers), but no slot and no work on the call path.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
 use crate::event::{EventType, Record};
-use crate::hub::StreamHub;
+use crate::hub::Hub;
 use crate::json::EventDto;
 use crate::ring::Read;
 use crate::routes::error::{event_type, ApiError};
 use crate::routes::state::AppState;
+use crate::text::echo;
 
-/// At most this many stream clients at once; the next gets a 503.
-const MAX_CLIENTS: usize = 256;
+/// At most this many events are read from the ring into a client's queue at a time: what one
+/// client holds, whatever the ring's size.
+const BATCH: u64 = 128;
 
 /// How long a client waits on a record whose writer has not finished (or gave it up) before
 /// counting it lost and reading on.
-const STALL: Duration = Duration::from_secs(1);
+const UNFINISHED_WAIT: Duration = Duration::from_secs(1);
 
 /// Resilience4j's heartbeat: an `event: ping` each second without another event.
 const PING_EVERY: Duration = Duration::from_secs(1);
+
+/// What a 503 tells the client to wait before trying again, in seconds.
+const RETRY_AFTER_SECONDS: &str = "5";
 
 /// Which events a client wants.
 #[derive(Clone, Copy, Debug, Default)]
@@ -45,23 +70,112 @@ struct Filter {
     kind: Option<EventType>,
 }
 
-/// Counts a client in while it lives.
-struct Connected(Arc<StreamHub>);
+/// One stream's slot: taken when the stream opens, given back once, by whichever comes first
+/// of the stream's end (its body dropped) and its watchdog (its lifetime, or a stall).
+struct Slot {
+    hub: Arc<Hub>,
+    opened: Instant,
+    released: AtomicBool,
+    /// When the body last handed the server an event that the server has not polled past
+    /// yet, in nanoseconds since `opened`; [`Slot::NOT_WAITING`] while the body waits on the
+    /// ring instead.
+    handed_at: AtomicU64,
+}
 
-impl Connected {
-    fn new(stream: &Arc<StreamHub>) -> Option<Connected> {
-        let counted = stream
-            .clients
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < MAX_CLIENTS).then_some(n + 1)
-            });
-        counted.ok().map(|_| Connected(Arc::clone(stream)))
+impl Slot {
+    const NOT_WAITING: u64 = u64::MAX;
+
+    /// A slot of `hub`'s stream, unless every one is taken.
+    fn take(hub: &Arc<Hub>) -> Option<Arc<Slot>> {
+        hub.take_stream_slot().then(|| {
+            Arc::new(Slot {
+                hub: Arc::clone(hub),
+                opened: Instant::now(),
+                released: AtomicBool::new(false),
+                handed_at: AtomicU64::new(Slot::NOT_WAITING),
+            })
+        })
+    }
+
+    fn released(&self) -> bool {
+        self.released.load(Ordering::Acquire)
+    }
+
+    /// The server polled the body: whatever it was handed, it took.
+    fn polled(&self) {
+        self.handed_at.store(Slot::NOT_WAITING, Ordering::Relaxed);
+    }
+
+    /// The body hands the server an event now.
+    fn handing(&self) {
+        let since = u64::try_from(self.opened.elapsed().as_nanos()).unwrap_or(u64::MAX - 1);
+        self.handed_at.store(since, Ordering::Relaxed);
+    }
+
+    /// Since when the server has not taken what the body handed it, if it has not.
+    fn stalled_since(&self) -> Option<Instant> {
+        match self.handed_at.load(Ordering::Relaxed) {
+            Slot::NOT_WAITING => None,
+            nanos => Some(self.opened + Duration::from_nanos(nanos)),
+        }
+    }
+
+    /// Gives the slot back, once. The last slot given back switches the stream's ring off after
+    /// the linger: on a timer task when there is a runtime to run it, else at once.
+    fn release(&self) {
+        if self.released.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let stream = &self.hub.stream;
+        let Some(departure) = stream.give_back_slot() else {
+            return;
+        };
+        let linger = stream.limits().linger;
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if !linger.is_zero() => {
+                let hub = Arc::downgrade(&self.hub);
+                runtime.spawn(async move {
+                    tokio::time::sleep(linger).await;
+                    if let Some(hub) = hub.upgrade() {
+                        hub.switch_stream_off_after(departure);
+                    }
+                });
+            }
+            _ => self.hub.switch_stream_off_after(departure),
+        }
     }
 }
 
-impl Drop for Connected {
+impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.clients.fetch_sub(1, Ordering::SeqCst);
+        self.release();
+    }
+}
+
+/// Gives `slot` back once its stream has lived `lifetime`, or once the server has left an
+/// event the body handed it untaken for `stall`; ends with the stream.
+async fn watch(slot: Weak<Slot>, lifetime: Duration, stall: Duration) {
+    let Some(end) = slot.upgrade().map(|s| s.opened + lifetime) else {
+        return;
+    };
+    loop {
+        let next = {
+            let Some(slot) = slot.upgrade() else { return };
+            if slot.released() {
+                return;
+            }
+            let now = Instant::now();
+            let stall_at = slot.stalled_since().map(|since| since + stall);
+            if now >= end || stall_at.is_some_and(|at| now >= at) {
+                slot.release();
+                return;
+            }
+            // Not stalled yet: look again when it would be, or, if the body is not waiting on
+            // the server now, one stall bound from now (a wait that starts meanwhile is then
+            // seen before it is due).
+            stall_at.unwrap_or(now + stall).min(end)
+        };
+        tokio::time::sleep_until(next).await;
     }
 }
 
@@ -74,13 +188,16 @@ struct Client {
     pending: VecDeque<Event>,
     /// The ticket the client is waiting on, and since when.
     stalled: Option<(u64, Instant)>,
-    _connected: Connected,
+    /// Whether the last read stopped at [`BATCH`] with more to read.
+    more: bool,
+    slot: Arc<Slot>,
 }
 
 impl Client {
-    /// Reads what the ring has past the cursor into `pending`.
+    /// Reads what the ring has past the cursor into `pending`, at most [`BATCH`] events.
     fn read(&mut self) {
-        let ring = &self.app.hub.stream.ring;
+        let stream = &self.app.hub.stream;
+        let ring = &stream.ring;
         let head = ring.head();
         let mut lost = 0u64;
         let oldest = head.saturating_sub(ring.capacity());
@@ -88,8 +205,9 @@ impl Client {
             lost += oldest - self.cursor;
             self.cursor = oldest;
         }
+        let until = head.min(self.cursor.saturating_add(BATCH));
         let mut events = Vec::new();
-        while self.cursor < head {
+        while self.cursor < until {
             let ticket = self.cursor;
             match ring.read(ticket) {
                 Read::Record([meta, at, elapsed, id]) => {
@@ -99,9 +217,19 @@ impl Client {
                 }
                 Read::Overwritten => lost += 1,
                 Read::Pending => {
+                    // A run of tickets skipped for events published while the ring was off.
+                    if let Some(end) = stream.gap_end(ticket) {
+                        let end = end.min(head);
+                        lost += end - ticket;
+                        self.cursor = end;
+                        self.stalled = None;
+                        continue;
+                    }
                     let now = Instant::now();
                     match self.stalled {
-                        Some((t, since)) if t == ticket && now - since >= STALL => lost += 1,
+                        Some((t, since)) if t == ticket && now - since >= UNFINISHED_WAIT => {
+                            lost += 1
+                        }
                         Some((t, _)) if t == ticket => break,
                         _ => {
                             self.stalled = Some((ticket, now));
@@ -113,10 +241,10 @@ impl Client {
             self.cursor += 1;
             self.stalled = None;
         }
+        self.more = self.cursor == until && until < head;
         if lost > 0 {
-            let data = serde_json::json!({ "lost": lost }).to_string();
             self.pending
-                .push_back(Event::default().event("lagged").data(data));
+                .push_back(lagged(&serde_json::json!({ "lost": lost })));
         }
         self.pending.extend(events);
     }
@@ -136,21 +264,68 @@ impl Client {
     }
 }
 
+/// An `event: lagged` message with `data`.
+fn lagged(data: &serde_json::Value) -> Event {
+    Event::default().event("lagged").data(data.to_string())
+}
+
+/// Where a client starts, given its `Last-Event-ID` (if it sent one): after that event, if it
+/// is one of this stream's; else at the newest, with a notice saying why the stream cannot
+/// resume from it.
+fn resume(hub: &Hub, last_event_id: Option<&HeaderValue>) -> (u64, Option<Event>) {
+    let stream = &hub.stream;
+    let head = stream.ring.head();
+    let Some(value) = last_event_id else {
+        return (head, None);
+    };
+    let given = String::from_utf8_lossy(value.as_bytes());
+    let first = stream.first_ticket();
+    let why = match given.trim().parse::<u64>() {
+        Ok(last) if (first..head).contains(&last) => return (last + 1, None),
+        Ok(last) if last < first => format!(
+            "Last-Event-ID {last} is from before this stream started: its ids start at {first}, \
+             the admin's start time in microseconds since 1970; what was published before now \
+             is not known"
+        ),
+        Ok(last) => format!(
+            "Last-Event-ID {last} is beyond this stream's newest event ({}): it is not an id \
+             this stream gave (another process?); what was published before now is not known",
+            head.saturating_sub(1).max(first)
+        ),
+        Err(_) => format!(
+            "Last-Event-ID \"{}\" is not an id of this stream (a number of at least {first}); \
+             what was published before now is not known",
+            echo(&given)
+        ),
+    };
+    let notice = lagged(&serde_json::json!({ "lost": null, "message": why }));
+    (head, Some(notice))
+}
+
 fn open(app: Arc<AppState>, filter: Filter, headers: &HeaderMap) -> Response {
-    let Some(connected) = Connected::new(&app.hub.stream) else {
-        return ApiError::new(
+    let Some(slot) = Slot::take(&app.hub) else {
+        let max = app.hub.stream.limits().max_clients;
+        let mut response = ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            format!("at most {MAX_CLIENTS} event streams are served at once"),
+            format!(
+                "at most {max} event streams are served at once, and {max} are open: \
+                 try again later"
+            ),
         )
         .into_response();
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from_static(RETRY_AFTER_SECONDS),
+        );
+        return response;
     };
-    let head = app.hub.stream.ring.head();
-    // Resume after the last event a reconnecting client saw, if the ring may still hold it.
-    let cursor = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(head, |last| last.saturating_add(1).min(head));
+    tokio::spawn(watch(
+        Arc::downgrade(&slot),
+        app.options.stream_max_lifetime,
+        app.options.stream_stall_timeout,
+    ));
+    // After the slot: taking the first one may skip tickets for what the ring missed.
+    let (cursor, notice) = resume(&app.hub, headers.get("last-event-id"));
     let mut interval = tokio::time::interval(app.options.stream_interval);
     interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let client = Client {
@@ -158,16 +333,25 @@ fn open(app: Arc<AppState>, filter: Filter, headers: &HeaderMap) -> Response {
         cursor,
         filter,
         interval,
-        pending: VecDeque::new(),
+        pending: notice.into_iter().collect(),
         stalled: None,
-        _connected: connected,
+        more: false,
+        slot,
     };
     let stream = futures_util::stream::unfold(client, |mut client| async move {
         loop {
+            // The server polled: it took what it was handed.
+            client.slot.polled();
+            if client.slot.released() {
+                return None;
+            }
             if let Some(event) = client.pending.pop_front() {
+                client.slot.handing();
                 return Some((Ok::<_, Infallible>(event), client));
             }
-            client.interval.tick().await;
+            if !client.more {
+                client.interval.tick().await;
+            }
             client.read();
         }
     });

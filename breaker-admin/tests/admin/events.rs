@@ -245,3 +245,72 @@ async fn calls_on_many_threads_while_the_endpoint_reads() {
     let (_, summary) = get_json(&format!("{base}/dashboard/api/breakers?q=busy")).await;
     assert_eq!(summary["breakers"][0]["calls"], (THREADS * CALLS) as u64);
 }
+
+/// The time of an event's `creationTime` as a sortable key: every event of the test below is
+/// on one day, so the time of day (seconds, then nanoseconds) orders them.
+fn time_key(event: &Value) -> (String, u64) {
+    let text = event["creationTime"].as_str().expect("creationTime");
+    let time = text.split('T').nth(1).expect("a time of day");
+    let time = time.split(['Z', '[']).next().unwrap();
+    let (seconds, fraction) = time.split_once('.').unwrap_or((time, ""));
+    let nanos = format!("{fraction:0<9}").parse().unwrap();
+    (seconds.to_owned(), nanos)
+}
+
+/// More events than the cap (120 breakers of 100), many at the same instant and published in
+/// another order than their breakers' names: the endpoint answers what Resilience4j's sort
+/// would, cut to the newest 10,000: every breaker's own list (in name order) sorted stably by
+/// time, events at the same instant in name order, then each breaker's own order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_newest_ten_thousand_are_those_a_full_sort_keeps() {
+    const BREAKERS: usize = 120;
+    const CAP: usize = 10_000;
+    let clock = ManualClock::new();
+    let registry = Registry::builder().clock(clock.clone()).build();
+    let breakers: Vec<_> = (0..BREAKERS)
+        .map(|i| registry.breaker(&format!("b-{i:03}")))
+        .collect();
+    let base = serve(Admin::new(&registry).router()).await;
+    // A fixed shuffle per round, and a clock that moves after about one call in three.
+    let mut random = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move |n: u64| {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        random % n
+    };
+    for _ in 0..100 {
+        let mut order: Vec<usize> = (0..BREAKERS).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, next(i as u64 + 1) as usize);
+        }
+        for i in order {
+            if next(10) == 0 {
+                fail(&breakers[i]);
+            } else {
+                succeed(&breakers[i]);
+            }
+            if next(3) == 0 {
+                clock.advance(Duration::from_millis(1));
+            }
+        }
+    }
+
+    let mut expected = Vec::new();
+    for breaker in &breakers {
+        let url = format!("{base}/actuator/circuitbreakerevents/{}", breaker.name());
+        let (_, body) = get_json(&url).await;
+        expected.extend(events(&body).iter().cloned());
+    }
+    assert_eq!(expected.len(), BREAKERS * 100);
+    expected.sort_by_key(time_key);
+    let expected = expected.split_off(expected.len() - CAP);
+
+    let (status, all) = get_json(&format!("{base}/actuator/circuitbreakerevents")).await;
+    assert_eq!(status, 200);
+    assert_eq!(events(&all).len(), CAP);
+    assert!(
+        events(&all) == &expected,
+        "the endpoint's list differs from the full sort's"
+    );
+}

@@ -1,42 +1,55 @@
 //! `GET /actuator/streamcircuitbreakerevents[/{name}[/{eventType}]]`: live events as
 //! server-sent events, read with reqwest's `bytes_stream()`; a client that falls behind the
-//! ring is told how many events it lost; `Last-Event-ID` resumes.
+//! ring is told how many events it lost; `Last-Event-ID` resumes, losslessly within the linger
+//! and with a count of what it missed after a time with nobody connected; an id the stream
+//! cannot resume from is answered. The tests that wait for the server to do something run on
+//! tokio's paused clock: the waits are virtual, and real loopback sockets keep the clock from
+//! jumping past their IO (a ready socket counts as work).
 
 use std::pin::Pin;
 use std::time::Duration;
 
 use crate::support::{client, get_json, serve, succeed};
-use breaker_admin::Admin;
-use breaker_core::{ManualClock, Registry, State};
+use breaker_admin::{Admin, DEFAULT_STREAM_LINGER};
+use breaker_core::{CircuitBreaker, ManualClock, Registry, State};
 use futures_util::{Stream, StreamExt};
 use serde_json::{json, Value};
 
+/// The stream's first id: the admin's start time in microseconds since 1970, on the registry's
+/// clock (a `ManualClock` starts at 1,700,000,000 s).
+pub(crate) const FIRST_ID: u64 = 1_700_000_000_000_000;
+
 /// One server-sent event.
 #[derive(Debug)]
-struct SseEvent {
-    id: Option<u64>,
-    event: Option<String>,
-    data: String,
+pub(crate) struct SseEvent {
+    pub(crate) id: Option<u64>,
+    pub(crate) event: Option<String>,
+    pub(crate) data: String,
 }
 
 impl SseEvent {
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("{e}: {:?}", self.data))
     }
 }
 
 type Bytes = Pin<Box<dyn Stream<Item = reqwest::Result<axum::body::Bytes>> + Send>>;
 
-struct SseReader {
+pub(crate) struct SseReader {
     body: Bytes,
     buffer: String,
 }
 
 impl SseReader {
-    async fn connect(url: &str, last_event_id: Option<u64>) -> SseReader {
+    pub(crate) async fn connect(url: &str, last_event_id: Option<u64>) -> SseReader {
+        SseReader::connect_with(url, last_event_id.map(|id| id.to_string())).await
+    }
+
+    /// Connects with `last_event_id` as the `Last-Event-ID` header, whatever it is.
+    pub(crate) async fn connect_with(url: &str, last_event_id: Option<String>) -> SseReader {
         let mut request = client().get(url);
         if let Some(id) = last_event_id {
-            request = request.header("last-event-id", id.to_string());
+            request = request.header("last-event-id", id);
         }
         // No overall timeout on a stream: each read below has its own.
         let response = reqwest::Client::builder()
@@ -55,7 +68,12 @@ impl SseReader {
     }
 
     /// The next event that is not the heartbeat (`event: ping`).
-    async fn next(&mut self) -> SseEvent {
+    pub(crate) async fn next(&mut self) -> SseEvent {
+        self.next_or_end().await.expect("the stream is open")
+    }
+
+    /// The next event that is not the heartbeat, or `None` once the server ended the stream.
+    pub(crate) async fn next_or_end(&mut self) -> Option<SseEvent> {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
@@ -75,12 +93,11 @@ impl SseReader {
                 if event.event.as_deref() == Some("ping") {
                     continue;
                 }
-                return event;
+                return Some(event);
             }
             let chunk = tokio::time::timeout(Duration::from_secs(5), self.body.next())
                 .await
-                .expect("an event within 5 s")
-                .expect("the stream is open")
+                .expect("an event within 5 s")?
                 .unwrap();
             self.buffer.push_str(std::str::from_utf8(&chunk).unwrap());
         }
@@ -115,7 +132,7 @@ async fn a_forced_transition_reaches_the_stream_as_an_event_dto() {
         first.event, None,
         "a plain message, for EventSource's onmessage"
     );
-    assert_eq!(first.id, Some(0));
+    assert_eq!(first.id, Some(FIRST_ID));
     assert_eq!(
         first.json(),
         json!({
@@ -126,7 +143,7 @@ async fn a_forced_transition_reaches_the_stream_as_an_event_dto() {
         })
     );
     let second = all.next().await;
-    assert_eq!(second.id, Some(1));
+    assert_eq!(second.id, Some(FIRST_ID + 1));
     assert_eq!(
         second.json(),
         json!({
@@ -143,7 +160,7 @@ async fn a_forced_transition_reaches_the_stream_as_an_event_dto() {
     let mine = one.next().await;
     assert_eq!(
         (mine.id, mine.json()["type"].clone()),
-        (Some(1), json!("SUCCESS"))
+        (Some(FIRST_ID + 1), json!("SUCCESS"))
     );
     assert_eq!(
         one.next().await.json()["stateTransition"],
@@ -151,7 +168,7 @@ async fn a_forced_transition_reaches_the_stream_as_an_event_dto() {
     );
     // By name and type.
     let transition = typed.next().await;
-    assert_eq!(transition.id, Some(2));
+    assert_eq!(transition.id, Some(FIRST_ID + 2));
     assert_eq!(
         transition.json()["stateTransition"],
         "CLOSED_TO_FORCED_OPEN"
@@ -197,7 +214,7 @@ async fn a_client_behind_the_ring_is_told_what_it_lost_and_can_resume() {
         assert_eq!(event.event, None);
         assert_eq!(event.json()["type"], "SUCCESS");
         delivered += 1;
-        if event.id == Some(EVENTS - 1) {
+        if event.id == Some(FIRST_ID + EVENTS - 1) {
             break;
         }
     }
@@ -209,15 +226,211 @@ async fn a_client_behind_the_ring_is_told_what_it_lost_and_can_resume() {
     );
     assert!(delivered <= 16, "at most two ring's worth: {delivered}");
 
-    // Reconnecting with Last-Event-ID 45 resumes at 46, still in the ring.
-    let mut resumed = SseReader::connect(&url, Some(45)).await;
-    for id in 46..EVENTS {
-        assert_eq!(resumed.next().await.id, Some(id));
+    // Reconnecting with the Last-Event-ID of event 45 resumes at 46, still in the ring.
+    let mut resumed = SseReader::connect(&url, Some(FIRST_ID + 45)).await;
+    for n in 46..EVENTS {
+        assert_eq!(resumed.next().await.id, Some(FIRST_ID + n));
     }
     // Resuming from before the ring: told what was lost first.
-    let mut late = SseReader::connect(&url, Some(9)).await;
+    let mut late = SseReader::connect(&url, Some(FIRST_ID + 9)).await;
     let first = late.next().await;
     assert_eq!(first.event.as_deref(), Some("lagged"));
     assert_eq!(first.json(), json!({ "lost": 32 }));
-    assert_eq!(late.next().await.id, Some(42));
+    assert_eq!(late.next().await.id, Some(FIRST_ID + 42));
+}
+
+/// Waits, on the paused clock, until the admin holds `n` stream slots: the server learns that a
+/// client left when it next writes to it (the heartbeat, each second).
+async fn until_clients(admin: &Admin, n: usize) {
+    for _ in 0..600 {
+        if admin.stream_clients() == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{} stream clients, not {n}", admin.stream_clients());
+}
+
+/// `calls` successes on `breaker`: one event each.
+fn calls(breaker: &CircuitBreaker, calls: usize) {
+    for _ in 0..calls {
+        succeed(breaker);
+    }
+}
+
+/// A client that leaves and comes back within the linger misses nothing: the ring is still
+/// written while nobody is connected, for the linger.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_client_back_within_the_linger_misses_nothing() {
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let breaker = registry.breaker("inventory");
+    let admin = Admin::new(&registry);
+    let base = serve(admin.router()).await;
+    let url = format!("{base}/actuator/streamcircuitbreakerevents");
+
+    let mut reader = SseReader::connect(&url, None).await;
+    calls(&breaker, 3);
+    let mut last = None;
+    for n in 0..3 {
+        let event = reader.next().await;
+        assert_eq!(event.id, Some(FIRST_ID + n));
+        last = event.id;
+    }
+    drop(reader);
+    until_clients(&admin, 0).await;
+    calls(&breaker, 5);
+    tokio::time::sleep(DEFAULT_STREAM_LINGER / 2).await;
+
+    let mut back = SseReader::connect(&url, last).await;
+    for n in 3..8 {
+        let event = back.next().await;
+        assert_eq!(event.event, None, "no lagged notice: {event:?}");
+        assert_eq!(event.id, Some(FIRST_ID + n));
+    }
+}
+
+/// After a time with nobody connected, longer than the linger, a client resuming from the last
+/// id it saw is told exactly how many events were published meanwhile, then reads on.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_client_back_after_a_gap_is_told_how_many_events_it_missed() {
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let breaker = registry.breaker("inventory");
+    let other = registry.breaker("other");
+    let admin = Admin::new(&registry);
+    let base = serve(admin.router()).await;
+    let url = format!("{base}/actuator/streamcircuitbreakerevents");
+
+    let mut reader = SseReader::connect(&url, None).await;
+    calls(&breaker, 2);
+    reader.next().await;
+    let last = reader.next().await.id.expect("an id");
+    assert_eq!(last, FIRST_ID + 1);
+    drop(reader);
+    until_clients(&admin, 0).await;
+    tokio::time::sleep(DEFAULT_STREAM_LINGER + Duration::from_secs(1)).await;
+
+    // Nobody listens: 20 events of one breaker, 5 of another, and a state change.
+    calls(&breaker, 20);
+    calls(&other, 5);
+    other.transition_to(State::ForcedOpen).unwrap();
+
+    let mut back = SseReader::connect(&url, Some(last)).await;
+    calls(&breaker, 1);
+    let notice = back.next().await;
+    assert_eq!(notice.event.as_deref(), Some("lagged"));
+    assert_eq!(notice.json(), json!({ "lost": 26 }));
+    let next = back.next().await;
+    assert_eq!(next.event, None);
+    assert_eq!(
+        next.id,
+        Some(last + 27),
+        "ids go on past what was missed: one id per event"
+    );
+    assert_eq!(next.json()["circuitBreakerName"], "inventory");
+
+    // A client filtered to one breaker counts every event it missed, as a lagged client does.
+    let mut one = SseReader::connect(&format!("{url}/other"), Some(last)).await;
+    let notice = one.next().await;
+    assert_eq!(notice.json(), json!({ "lost": 26 }));
+}
+
+/// A gap longer than the ring: the client is told the whole count, once.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_gap_longer_than_the_ring_is_counted_whole() {
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let breaker = registry.breaker("inventory");
+    let admin = Admin::builder(&registry)
+        .stream_buffer_size(8)
+        .stream_linger(Duration::ZERO)
+        .build();
+    let base = serve(admin.router()).await;
+    let url = format!("{base}/actuator/streamcircuitbreakerevents");
+    let mut reader = SseReader::connect(&url, None).await;
+    calls(&breaker, 1);
+    let last = reader.next().await.id;
+    drop(reader);
+    until_clients(&admin, 0).await;
+    calls(&breaker, 100);
+    let mut back = SseReader::connect(&url, last).await;
+    calls(&breaker, 1);
+    assert_eq!(back.next().await.json(), json!({ "lost": 100 }));
+    assert_eq!(back.next().await.id, last.map(|l| l + 101));
+}
+
+/// A `Last-Event-ID` the stream cannot resume from gets a notice saying why (`lost` unknown),
+/// then the stream goes on from the newest event.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn an_id_from_another_run_or_not_an_id_is_answered() {
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let breaker = registry.breaker("inventory");
+    let admin = Admin::new(&registry);
+    let base = serve(admin.router()).await;
+    let url = format!("{base}/actuator/streamcircuitbreakerevents");
+    // Keeps the ring on, with a few events in it.
+    let mut keeper = SseReader::connect(&url, None).await;
+    calls(&breaker, 3);
+    assert_eq!(keeper.next().await.id, Some(FIRST_ID));
+
+    let cases = [
+        // An id from a run of the service that started earlier.
+        (
+            "1699999999000000".to_owned(),
+            "Last-Event-ID 1699999999000000 is from before this stream started: its ids start \
+             at 1700000000000000, the admin's start time in microseconds since 1970; what was \
+             published before now is not known",
+        ),
+        // An id this stream has not given yet: another process's.
+        (
+            (FIRST_ID + 1_000).to_string(),
+            "Last-Event-ID 1700000000001000 is beyond this stream's newest event \
+             (1700000000000003): it is not an id this stream gave (another process?); what was \
+             published before now is not known",
+        ),
+        // Resilience4j's stream sends the breaker's name as the id.
+        (
+            "inventory".to_owned(),
+            "Last-Event-ID \"inventory\" is not an id of this stream (a number of at least \
+             1700000000000000); what was published before now is not known",
+        ),
+    ];
+    for (n, (id, message)) in cases.into_iter().enumerate() {
+        let mut reader = SseReader::connect_with(&url, Some(id)).await;
+        let notice = reader.next().await;
+        assert_eq!(notice.event.as_deref(), Some("lagged"));
+        assert_eq!(notice.json(), json!({ "lost": null, "message": message }));
+        calls(&breaker, 1);
+        assert_eq!(
+            reader.next().await.id,
+            Some(FIRST_ID + 3 + n as u64),
+            "from the newest on"
+        );
+    }
+}
+
+/// At the end of its lifetime the server ends a stream and gives its slot back; the client
+/// reconnects with its `Last-Event-ID` and misses nothing (the ring is still on, for the
+/// linger), as an `EventSource` does by itself.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_stream_ends_at_its_lifetime_and_resumes_without_loss() {
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let breaker = registry.breaker("inventory");
+    let admin = Admin::new(&registry).stream_max_lifetime(Duration::from_secs(60));
+    let base = serve(admin.router()).await;
+    let url = format!("{base}/actuator/streamcircuitbreakerevents");
+    let mut reader = SseReader::connect(&url, None).await;
+    calls(&breaker, 2);
+    reader.next().await;
+    let last = reader.next().await.id;
+    let opened = tokio::time::Instant::now();
+    // Heartbeats only, until the server ends the stream.
+    assert!(reader.next_or_end().await.is_none());
+    assert!(opened.elapsed() >= Duration::from_secs(59));
+    until_clients(&admin, 0).await;
+
+    calls(&breaker, 3);
+    let mut back = SseReader::connect(&url, last).await;
+    for n in 2..5 {
+        let event = back.next().await;
+        assert_eq!((event.event, event.id), (None, Some(FIRST_ID + n)));
+    }
 }
