@@ -216,6 +216,7 @@ mod bulkheads;
 mod event;
 mod hub;
 mod json;
+mod lenient;
 mod options;
 mod retries;
 mod ring;
