@@ -114,7 +114,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             .route("/dashboard/api/breakers", get(dashboard::breakers))
             .route(
                 "/dashboard/api/breakers/{name}/events",
-                get(actuator::breaker_events),
+                get(actuator::followed_breaker_events),
             )
             .route(
                 "/dashboard/api/breakers/{name}/states",
