@@ -876,6 +876,17 @@
   let stream = null;
   // Events received, shown as the stream status's `data-events` at each poll.
   let received = 0;
+  // The stream's event names other than STATE_TRANSITION and RESET: Resilience4j's breaker
+  // event types (FORCED_OPEN and DISABLED are never sent; a transition to those states is a
+  // STATE_TRANSITION).
+  const EVENT_TYPES = [
+    "ERROR",
+    "IGNORED_ERROR",
+    "SUCCESS",
+    "NOT_PERMITTED",
+    "FAILURE_RATE_EXCEEDED",
+    "SLOW_CALL_RATE_EXCEEDED",
+  ];
 
   function connectStream() {
     if (typeof EventSource === "undefined") {
@@ -894,12 +905,16 @@
         setStream("connecting", "events: reconnecting");
       }
     };
-    stream.onmessage = (m) => {
+    // Each message is named by its event's type, as Resilience4j's stream names them (so
+    // `onmessage`, which gets unnamed messages only, sees none). Most are calls (SUCCESS,
+    // ERROR, ...), which the polls count: they are only counted here; transitions and resets
+    // are parsed.
+    const count = () => {
       received++;
-      // Most events are calls (SUCCESS, ERROR, ...), which the polls count: only transitions
-      // and resets are parsed. (A name with either word in it is parsed, and then skipped.)
-      const data = String(m.data);
-      if (!data.includes('"STATE_TRANSITION"') && !data.includes('"RESET"')) return;
+    };
+    for (const type of EVENT_TYPES) stream.addEventListener(type, count);
+    const parse = (m) => {
+      received++;
       let ev;
       try {
         ev = JSON.parse(m.data);
@@ -908,6 +923,8 @@
       }
       onEvent(ev);
     };
+    stream.addEventListener("STATE_TRANSITION", parse);
+    stream.addEventListener("RESET", parse);
     stream.addEventListener("lagged", (m) => {
       let lost = null;
       try {

@@ -4,14 +4,14 @@
 //! and checks that they answer the same bytes; and the selection alone, each way, without the
 //! JSON both build alike.
 
-use crate::json::{self, EventDto};
+use crate::json::{EventDto, EventsResponse};
 use crate::newest::newest;
-use crate::routes::{all_events_value, MAX_ALL_EVENTS};
+use crate::routes::{all_events_json, MAX_ALL_EVENTS};
 use crate::Admin;
 
 /// The endpoint's body: the newest events picked by the heap over the rings (`newest.rs`).
 pub fn circuit_breaker_events(admin: &Admin) -> Vec<u8> {
-    serde_json::to_vec(&all_events_value(&admin.hub)).unwrap_or_default()
+    all_events_json(&admin.hub)
 }
 
 /// The same body the way Resilience4j's endpoint works, then cut to the cap: every breaker's
@@ -26,11 +26,14 @@ pub fn circuit_breaker_events_by_full_sort(admin: &Admin) -> Vec<u8> {
         .collect();
     list.sort_by_key(|(at, _, _)| *at);
     let skip = list.len().saturating_sub(MAX_ALL_EVENTS);
-    let dtos: Vec<EventDto<'_>> = list[skip..]
+    let circuit_breaker_events: Vec<EventDto<'_>> = list[skip..]
         .iter()
-        .map(|(_, name, r)| EventDto::new(name, r))
+        .map(|(_, name, r)| EventDto::new(name, r, None))
         .collect();
-    serde_json::to_vec(&json::events(&dtos)).unwrap_or_default()
+    serde_json::to_vec(&EventsResponse {
+        circuit_breaker_events,
+    })
+    .unwrap_or_default()
 }
 
 /// The selection alone, as the endpoint makes it: how many events it picked, and the newest

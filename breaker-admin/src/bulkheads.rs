@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use breaker_core::{Bulkhead, BulkheadEvent, BulkheadEventKind, Registry, Subscription, Timestamp};
 
+use crate::lenient;
 use crate::roster::{EventRing, Followed, Record, Roster};
 
 /// The event types the admin keeps and serves: Resilience4j's `BulkheadEvent.Type`, in its
@@ -17,11 +18,10 @@ pub(crate) const EVENT_TYPES: [BulkheadEventKind; 3] = [
     BulkheadEventKind::CallFinished,
 ];
 
-/// The type named `name`, in any case (Resilience4j upper-cases the path's `eventType`).
+/// The type a path's `{eventType}` names: upper-cased as Resilience4j reads it, or as
+/// leniently as Spring reads an enum (`call-rejected`, `callRejected`).
 pub(crate) fn parse_event_type(name: &str) -> Option<BulkheadEventKind> {
-    EVENT_TYPES
-        .into_iter()
-        .find(|t| t.as_str().eq_ignore_ascii_case(name))
+    lenient::event_type(name, EVENT_TYPES, BulkheadEventKind::as_str)
 }
 
 /// `CALL_PERMITTED, CALL_REJECTED, CALL_FINISHED`, for an error message.

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use breaker_core::{Event, EventKind, State, Timestamp};
 
+use crate::lenient;
+
 /// Resilience4j's event types (`CircuitBreakerEvent.Type`), in its order. `FORCED_OPEN` and
 /// `DISABLED` are in Resilience4j's list but never published (a transition to those states is a
 /// `STATE_TRANSITION`), so they filter to nothing here too.
@@ -50,11 +52,10 @@ impl EventType {
         }
     }
 
-    /// The type named `name`, in any case (Resilience4j upper-cases the path's `eventType`).
+    /// The type a path's `{eventType}` names: upper-cased as Resilience4j reads it, or as
+    /// leniently as Spring reads an enum (`state-transition`, `stateTransition`).
     pub(crate) fn parse(name: &str) -> Option<EventType> {
-        EventType::ALL
-            .into_iter()
-            .find(|t| t.as_str().eq_ignore_ascii_case(name))
+        lenient::event_type(name, EventType::ALL, EventType::as_str)
     }
 
     /// `ERROR, IGNORED_ERROR, ...`, for an error message.
@@ -196,6 +197,10 @@ mod tests {
         );
         assert_eq!(
             EventType::parse("NOT_PERMITTED"),
+            Some(EventType::NotPermitted)
+        );
+        assert_eq!(
+            EventType::parse("Not-Permitted"),
             Some(EventType::NotPermitted)
         );
         assert_eq!(EventType::parse("OPEN"), None);

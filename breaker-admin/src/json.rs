@@ -2,19 +2,32 @@
 //! `CircuitBreakerDetails`, `CircuitBreakerEventDTO`, `CircuitBreakerUpdateStateResponse`,
 //! `BulkheadEndpointResponse`, `BulkheadEventDTO`, `RetryEndpointResponse`
 //! and `RetryEventDTO`), plus the dashboard's summary and state history.
+//!
+//! Each body is a derived `Serialize` struct whose fields are in the order of the Java class's
+//! fields, which is the order Jackson writes them in; serde writes a struct's fields in their
+//! declared order straight to the output. (A `serde_json::Value` would not keep it: its map
+//! sorts keys unless some crate in the build turns on serde_json's `preserve_order`.) Maps
+//! keyed by names are `BTreeMap`s, in name order, as Resilience4j sorts its breakers.
+//!
+//! Resilience4j's DTOs leave a field `null` when the event has no value for it (a SUCCESS has
+//! no `errorMessage`, only a STATE_TRANSITION has a `stateTransition`), and Jackson writes the
+//! `null`: its event stream writes them with a plain `ObjectMapper`, and its endpoints' bodies
+//! are not Spring Boot's own endpoint types, so Spring writes them with the application's
+//! mapper, which includes nulls unless the service sets
+//! `spring.jackson.default-property-inclusion`. The DTOs here write them as `null` too, in
+//! every body, so the stream and the lists have one shape.
 
 use std::collections::BTreeMap;
 
 use breaker_core::{CircuitBreaker, State};
 use serde::Serialize;
-use serde_json::{json, Value};
 
 use crate::bulkheads::{BulkheadRecord, TrackedBulkhead};
 use crate::event::{EventType, Record};
 use crate::hub::Tracked;
 use crate::retries::{RetryEventType, RetryRecord, TrackedRetry};
 use crate::roster::Followed;
-use crate::text::{iso_utc, percent};
+use crate::text::{percent, zoned_utc};
 
 /// Resilience4j's `CircuitBreakerDetails`: rates and thresholds as Java prints a float, then
 /// `%` (`"-1.0%"` before the minimum number of calls), counts as numbers, the state's name.
@@ -52,17 +65,29 @@ impl Details {
     }
 }
 
-/// `CircuitBreakerEndpointResponse`: `{"circuitBreakers": {name: details}}`, sorted by name.
-pub(crate) fn circuit_breakers<'a>(breakers: impl IntoIterator<Item = &'a Tracked>) -> Value {
-    let map: BTreeMap<&str, Details> = breakers
-        .into_iter()
-        .map(|t| (t.name(), Details::of(&t.breaker)))
-        .collect();
-    json!({ "circuitBreakers": map })
+/// `CircuitBreakerEndpointResponse`: `{"circuitBreakers": {name: details}}`, in name order
+/// (Resilience4j sorts its breakers by name into a `LinkedHashMap`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CircuitBreakersResponse<'a> {
+    circuit_breakers: BTreeMap<&'a str, Details>,
 }
 
-/// Resilience4j's `CircuitBreakerEventDTO`, null fields left out as Spring's actuator does.
-/// `errorMessage` is never written: the core's events do not carry the error.
+impl<'a> CircuitBreakersResponse<'a> {
+    pub(crate) fn of(
+        breakers: impl IntoIterator<Item = &'a Tracked>,
+    ) -> CircuitBreakersResponse<'a> {
+        CircuitBreakersResponse {
+            circuit_breakers: breakers
+                .into_iter()
+                .map(|t| (t.name(), Details::of(&t.breaker)))
+                .collect(),
+        }
+    }
+}
+
+/// Resilience4j's `CircuitBreakerEventDTO`, its fields in its order, a field the event has no
+/// value for written as `null` (see the module's docs).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EventDto<'a> {
@@ -70,18 +95,28 @@ pub(crate) struct EventDto<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     creation_time: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Resilience4j's `throwable.toString()` on ERROR and IGNORED_ERROR; here the error's text
+    /// as the caller captured it, if it did.
+    error_message: Option<&'a str>,
     duration_in_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     state_transition: Option<String>,
 }
 
 impl<'a> EventDto<'a> {
-    pub(crate) fn new(name: &'a str, record: &Record) -> EventDto<'a> {
+    /// The DTO of `record`, an event of the breaker `name`; `error_message` is the error's text
+    /// for an ERROR or IGNORED_ERROR (`None` when it was not captured, and for other types,
+    /// which carry no error).
+    pub(crate) fn new(
+        name: &'a str,
+        record: &Record,
+        error_message: Option<&'a str>,
+    ) -> EventDto<'a> {
+        let has_error = matches!(record.kind, EventType::Error | EventType::IgnoredError);
         EventDto {
             circuit_breaker_name: name,
             kind: record.kind.as_str(),
-            creation_time: iso_utc(record.at),
+            creation_time: zoned_utc(record.at),
+            error_message: error_message.filter(|_| has_error),
             // Java's `Duration.toMillis()`: whole milliseconds, rounded down.
             duration_in_ms: record
                 .elapsed
@@ -94,8 +129,10 @@ impl<'a> EventDto<'a> {
 }
 
 /// `CircuitBreakerEventsEndpointResponse`: `{"circuitBreakerEvents": [...]}`.
-pub(crate) fn events(list: &[EventDto<'_>]) -> Value {
-    json!({ "circuitBreakerEvents": list })
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct EventsResponse<'a> {
+    pub(crate) circuit_breaker_events: Vec<EventDto<'a>>,
 }
 
 /// `CircuitBreakerUpdateStateResponse`, as Resilience4j's write operation answers.
@@ -129,7 +166,7 @@ impl BulkheadEventDto {
         BulkheadEventDto {
             bulkhead_name: name.to_owned(),
             kind: record.kind.as_str(),
-            creation_time: iso_utc(record.at),
+            creation_time: zoned_utc(record.at),
         }
     }
 }
@@ -147,9 +184,9 @@ pub(crate) struct RetriesResponse {
     pub(crate) retries: Vec<String>,
 }
 
-/// Resilience4j's `RetryEventDTO`, its fields in its order, `errorMessage` left out when there
-/// is none (as Spring's actuator leaves a null out). The core's events carry no error text, so
-/// `errorMessage` says what the event itself tells ([`error_message`]).
+/// Resilience4j's `RetryEventDTO`, its fields in its order, `errorMessage` `null` when there is
+/// none (see the module's docs). The core's events carry no error text, so `errorMessage` says
+/// what the event itself tells ([`error_message`]).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RetryEventDto {
@@ -157,7 +194,6 @@ pub(crate) struct RetryEventDto {
     #[serde(rename = "type")]
     kind: &'static str,
     creation_time: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     error_message: Option<String>,
     number_of_attempts: u32,
 }
@@ -167,7 +203,7 @@ impl RetryEventDto {
         RetryEventDto {
             retry_name: name.to_owned(),
             kind: record.kind.as_str(),
-            creation_time: iso_utc(record.at),
+            creation_time: zoned_utc(record.at),
             error_message: error_message(record),
             number_of_attempts: record.attempts,
         }
@@ -400,7 +436,7 @@ impl StateChange {
         };
         Some(StateChange {
             kind: record.kind.as_str(),
-            creation_time: iso_utc(record.at),
+            creation_time: zoned_utc(record.at),
             state_transition: from.map(|from| format!("{}_TO_{}", from.as_str(), to.as_str())),
             from: from.map(State::as_str),
             to: to.as_str(),
@@ -427,7 +463,7 @@ impl<'a> StateHistory<'a> {
         let (records, dropped) = tracked.feed.state_changes();
         StateHistory {
             name: tracked.name(),
-            since: iso_utc(tracked.since),
+            since: zoned_utc(tracked.since),
             initial_state: tracked.initial_state.as_str(),
             dropped,
             transitions: records.iter().filter_map(StateChange::of).collect(),

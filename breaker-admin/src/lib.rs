@@ -31,7 +31,7 @@
 //! | route | what |
 //! |---|---|
 //! | `GET /actuator/circuitbreakers` | every breaker: `{"circuitBreakers": {name: details}}` |
-//! | `GET /actuator/circuitbreakers/{name}` | one breaker, in the same envelope |
+//! | `GET /actuator/circuitbreakers/{name}` | one breaker, in the same envelope (breaker's own: Resilience4j has only the POST here) |
 //! | `POST /actuator/circuitbreakers/{name}` | `{"updateState": "FORCE_OPEN"}`: only with [`Admin::write_operations`] |
 //! | `GET /actuator/circuitbreakerevents[/{name}[/{eventType}]]` | recent events: `{"circuitBreakerEvents": [...]}` |
 //! | `GET /actuator/streamcircuitbreakerevents[/{name}[/{eventType}]]` | live events, as server-sent events |
@@ -50,29 +50,65 @@
 //!
 //! `{name}` is a breaker's display name ([`CircuitBreaker::name`], `name[key]` for a keyed
 //! one), or a bulkhead's under `bulkheadevents`, or a retry's under `retryevents`,
-//! percent-encoded in the path (`tenant%5Bacme%5D`; a `/` in a key as `%2F`). A name that
-//! matches no breaker (no bulkhead, no retry) is a 404 whose JSON body names it; an unknown
-//! `eventType` is a 400 that lists the valid ones (a bulkhead's are `CALL_PERMITTED`,
-//! `CALL_REJECTED`, `CALL_FINISHED`; a retry's `RETRY`, `ERROR`, `SUCCESS`, `IGNORED_ERROR`,
-//! `BUDGET_EXHAUSTED`; in any case). Every error body is `{"status", "error", "message"}` plus the field at
-//! fault.
+//! percent-encoded in the path (`tenant%5Bacme%5D`; a `/` in a key as `%2F`). For a name that
+//! matches no breaker (no bulkhead, no retry) the event lists answer an empty list and the
+//! stream stays open for the name (below); `GET` and `POST /actuator/circuitbreakers/{name}`
+//! and the dashboard's per-breaker routes answer a 404 whose JSON body names it. `{eventType}`
+//! is read upper-cased, as Resilience4j reads it, or as leniently as `updateState`
+//! (`state-transition`, `stateTransition`); one that names no type is a 400 that lists the
+//! valid ones (a breaker's are Resilience4j's ten, a bulkhead's `CALL_PERMITTED`,
+//! `CALL_REJECTED`, `CALL_FINISHED`, a retry's `RETRY`, `ERROR`, `SUCCESS`, `IGNORED_ERROR`,
+//! `BUDGET_EXHAUSTED`), whatever the name. Every error body is `{"status", "error",
+//! "message"}` plus the field at fault.
 //!
 //! # The JSON, and where it differs from Resilience4j's
 //!
-//! Field names, number formats and statuses are Resilience4j's actuator JSON: rates and
-//! thresholds are strings as Java prints a float, then `%` (`"50.0%"`, `"-1.0%"` before the
-//! minimum number of calls); `creationTime` is Java's `ZonedDateTime` text in UTC
-//! (`2023-11-14T22:13:20.250Z`); `stateTransition` is `CLOSED_TO_OPEN`. Where breaker differs:
+//! Field names, their order, number formats and statuses are Resilience4j's actuator JSON.
+//! Each body's fields come in the order of the Java class's fields, which is the order Jackson
+//! writes them in, whatever serde_json features the build turns on; the breakers'
+//! `circuitBreakers` map is in name order, as Resilience4j sorts it. Rates and thresholds are
+//! strings as Java prints a float, then `%` (`"50.0%"`, `"-1.0%"` before the minimum number of
+//! calls); `creationTime` is Java's `ZonedDateTime.toString()` in a JVM whose zone is UTC
+//! (`2023-11-14T22:13:20.250Z[UTC]`, seconds left out at `:00` with no fraction, a fraction of
+//! 3, 6 or 9 digits); `stateTransition` is `CLOSED_TO_OPEN`. An event DTO has every field of
+//! Resilience4j's, in its order (`circuitBreakerName`, `type`, `creationTime`, `errorMessage`,
+//! `durationInMs`, `stateTransition`), and one the event has no value for is `null`: Jackson
+//! writes it so in Resilience4j's stream (a plain `ObjectMapper`) and in its event lists,
+//! which Spring Boot writes with the application's mapper (its own non-null endpoint mapper
+//! takes only Spring's endpoint types), unless the service sets
+//! `spring.jackson.default-property-inclusion: non_null`; a client written for either reads
+//! both. `updateState` is read as Spring converts an enum parameter: trimmed, in any case, with
+//! anything but letters and digits ignored (`force_open`, `Force-Open`, `forceOpen`).
 //!
-//! - Resilience4j's write operation and event endpoints (the bulkheads' and retries' too) make
-//!   or answer an unknown name (an empty list); here an unknown name is a 404, so a typo is
-//!   seen and no request creates a breaker. An unknown bulkhead or retry event type is a 400
-//!   that lists the valid ones (Resilience4j's `BulkheadEvent.Type.valueOf` and
-//!   `RetryEvent.Type.valueOf` throw an `IllegalArgumentException`).
+//! The event stream is Resilience4j's: each message is named by the event's type (`event:
+//! STATE_TRANSITION`, so `addEventListener("STATE_TRANSITION")` receives it and a browser's
+//! `onmessage` does not) with the DTO as its `data:`, and every second, whatever the traffic,
+//! comes `event: ping` with no data (which a browser's `EventSource` does not dispatch, with
+//! Resilience4j's stream as with this one; other clients filter it out by its name). Where
+//! breaker differs:
+//!
+//! - A message's `id:` is the stream's sequence number, not the breaker's name (the DTO's
+//!   `circuitBreakerName` has it): a reconnecting client's `Last-Event-ID` resumes after it. A
+//!   client that falls behind gets `event: lagged` with `{"lost": n}` where Resilience4j drops
+//!   events without a word.
+//! - No request makes a breaker. Resilience4j's write operation and stream make an unknown
+//!   name's breaker; here `POST /actuator/circuitbreakers/{name}` answers an unknown name with
+//!   a 404 (a typo is seen), and the stream of an unknown name stays open and carries the events
+//!   of whichever breaker has the name, so one an attribute makes on its first call is seen from
+//!   that call. The event lists answer an unknown name with an empty list, as Resilience4j's
+//!   do (the bulkheads' and retries' too).
+//! - `GET /actuator/circuitbreakers/{name}` is breaker's own (Resilience4j serves only the POST
+//!   there); an unknown name is a 404.
+//! - An `{eventType}` that names no type is a 400 that lists the valid ones, whatever the name;
+//!   Resilience4j's `Type.valueOf` throws (a 500) for a name with events, and answers an empty
+//!   list for one without.
 //! - `updateState` takes Resilience4j's `CLOSE`, `FORCE_OPEN` and `DISABLE`, and `METRICS_ONLY`
-//!   too. An unknown operation is a 400 (Resilience4j answers 200 with a message).
-//! - A breaker event's `errorMessage` is never written: the core's events carry no error
-//!   text. A retry event's says what the event tells instead (below).
+//!   too. A value Spring's converter would not convert is a 400 that names it and lists the
+//!   four, as Spring answers 400; a blank one is a 400 too (Spring passes no value, on which
+//!   Resilience4j's operation fails with a 500).
+//! - A breaker event's `errorMessage` is the error's text where the admin captured it, and
+//!   `null` otherwise (Resilience4j writes `throwable.toString()` on every ERROR and
+//!   IGNORED_ERROR). A retry event's says what the event tells instead (below).
 //! - `GET /actuator/circuitbreakerevents` (every breaker), `GET /actuator/bulkheadevents`
 //!   (every bulkhead) and `GET /actuator/retryevents` (every retry) give at most the newest
 //!   10,000 events; each breaker, bulkhead and retry keeps its `event-consumer-buffer-size`
@@ -82,9 +118,8 @@
 //!   "Events and their cost").
 //! - The bulkhead endpoints list the semaphore bulkheads of the registry; breaker has no
 //!   thread-pool bulkhead, which Resilience4j's also lists.
-//! - The event stream writes each event as a plain `data:` message (no `event:` name, so a
-//!   browser's `onmessage` gets it) with the stream's sequence number as its `id:`; a
-//!   reconnecting client's `Last-Event-ID` resumes after it.
+//! - `creationTime` always names the zone `UTC`; a JVM whose zone is another region (or
+//!   `Etc/UTC`) prints that one. The dashboard's state history writes its times the same way.
 //! - The event stream serves at most 256 clients at once by default (a JSON 503 beyond), ends
 //!   a stream after 5 minutes or once it leaves an event untaken for 30 seconds, and tells a
 //!   client what it missed (`event: lagged`); Resilience4j's endpoint bounds neither its
@@ -111,8 +146,8 @@
 //! Each bulkhead's events are Resilience4j's `BulkheadEventDTO`, its fields in its order:
 //!
 //! ```json
-//! {"bulkheadEvents":[{"bulkheadName":"inventory","type":"CALL_PERMITTED","creationTime":"2023-11-14T22:13:20Z"},
-//!  {"bulkheadName":"inventory","type":"CALL_REJECTED","creationTime":"2023-11-14T22:13:20.500Z"}]}
+//! {"bulkheadEvents":[{"bulkheadName":"inventory","type":"CALL_PERMITTED","creationTime":"2023-11-14T22:13:20Z[UTC]"},
+//!  {"bulkheadName":"inventory","type":"CALL_REJECTED","creationTime":"2023-11-14T22:13:20.500Z[UTC]"}]}
 //! ```
 //!
 //! Each bulkhead keeps its newest `event-consumer-buffer-size` events (its own key, default
@@ -128,9 +163,10 @@
 //! retry's events are Resilience4j's `RetryEventDTO`, its fields in its order:
 //!
 //! ```json
-//! {"retryEvents":[{"retryName":"inventory","type":"RETRY","creationTime":"2023-11-14T22:13:20Z",
+//! {"retryEvents":[{"retryName":"inventory","type":"RETRY","creationTime":"2023-11-14T22:13:20Z[UTC]",
 //!   "errorMessage":"the attempt failed; the next one starts in 500 ms","numberOfAttempts":1},
-//!  {"retryName":"inventory","type":"SUCCESS","creationTime":"2023-11-14T22:13:20.500Z","numberOfAttempts":1}]}
+//!  {"retryName":"inventory","type":"SUCCESS","creationTime":"2023-11-14T22:13:20.500Z[UTC]",
+//!   "errorMessage":null,"numberOfAttempts":1}]}
 //! ```
 //!
 //! `type` is Resilience4j's `RETRY`, `ERROR`, `SUCCESS` or `IGNORED_ERROR`, or breaker's own
@@ -141,8 +177,7 @@
 //! error, so it says what the event tells: `the attempt failed; the next one starts in 500 ms`
 //! (RETRY, the wait in whole milliseconds), `every attempt failed: the retry gave up` (ERROR),
 //! `the error is ignored: the retry does not retry it` (IGNORED_ERROR), `the attempt failed and
-//! the retry budget refused the next one` (BUDGET_EXHAUSTED); a SUCCESS has none, and leaves
-//! the field out as Spring leaves a null out.
+//! the retry budget refused the next one` (BUDGET_EXHAUSTED); a SUCCESS has none (`null`).
 //!
 //! Each retry keeps its newest `event-consumer-buffer-size` events (its own key, default 100)
 //! in a ring of four words an event (40 bytes with the slot's sequence word, 4 KB for 100),
@@ -157,11 +192,11 @@
 //! changes since, oldest first.
 //!
 //! ```json
-//! {"name": "payments", "since": "2023-11-14T22:13:20Z", "initialState": "CLOSED", "dropped": 0,
+//! {"name": "payments", "since": "2023-11-14T22:13:20Z[UTC]", "initialState": "CLOSED", "dropped": 0,
 //!  "transitions": [
-//!    {"type": "STATE_TRANSITION", "creationTime": "2023-11-14T22:13:21Z",
+//!    {"type": "STATE_TRANSITION", "creationTime": "2023-11-14T22:13:21Z[UTC]",
 //!     "stateTransition": "CLOSED_TO_OPEN", "from": "CLOSED", "to": "OPEN"},
-//!    {"type": "RESET", "creationTime": "2023-11-14T22:14Z", "to": "CLOSED"}]}
+//!    {"type": "RESET", "creationTime": "2023-11-14T22:14Z[UTC]", "to": "CLOSED"}]}
 //! ```
 //!
 //! `since` and `creationTime` are written as the events' `creationTime`; `to` is the state from
@@ -357,8 +392,9 @@
 //! removed, replaced or evicted breaker's rings are dropped with it (a replacement is followed
 //! afresh: its state history's `since` is when it came in). Bulkheads and retries likewise,
 //! through [`Registry::on_bulkhead_registry_event_for`] and
-//! [`Registry::on_retry_registry_event_for`]: a removed bulkhead's (retry's) endpoints answer
-//! 404 at once, and one made again under its name starts with no events.
+//! [`Registry::on_retry_registry_event_for`]: a removed bulkhead (retry) leaves
+//! `GET /actuator/bulkheads` (`/retries`) and its event list is empty at once, and one made
+//! again under its name starts with no events.
 //!
 //! # Binding
 //!
@@ -406,6 +442,7 @@ mod health;
 mod hosts;
 mod hub;
 mod json;
+mod lenient;
 mod newest;
 mod options;
 mod retries;

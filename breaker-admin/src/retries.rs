@@ -9,6 +9,7 @@ use std::time::Duration;
 use breaker_core::retry::{Retry, RetryEvent, RetryEventKind};
 use breaker_core::{Registry, Subscription, Timestamp};
 
+use crate::lenient;
 use crate::roster::{EventRing, Followed, Record, Roster};
 
 /// The event types the admin keeps and serves: Resilience4j's `RetryEvent.Type` (`RETRY`,
@@ -60,11 +61,10 @@ impl RetryEventType {
         kind.as_str()
     }
 
-    /// The type named `name`, in any case (Resilience4j upper-cases the path's `eventType`).
+    /// The type a path's `{eventType}` names: upper-cased as Resilience4j reads it, or as
+    /// leniently as Spring reads an enum (`ignored-error`, `ignoredError`).
     pub(crate) fn parse(name: &str) -> Option<RetryEventType> {
-        RetryEventType::ALL
-            .into_iter()
-            .find(|t| t.as_str().eq_ignore_ascii_case(name))
+        lenient::event_type(name, RetryEventType::ALL, RetryEventType::as_str)
     }
 
     /// `RETRY, ERROR, SUCCESS, IGNORED_ERROR, BUDGET_EXHAUSTED`, for an error message.

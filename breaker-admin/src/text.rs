@@ -1,5 +1,5 @@
 //! Text as Resilience4j's actuator prints it (Java's `Float.toString`, a `ZonedDateTime` in
-//! UTC), and outside text cut for an error message.
+//! a UTC JVM), and outside text cut for an error message.
 
 use std::fmt::Write;
 
@@ -66,18 +66,21 @@ pub(crate) fn java_float(value: f32) -> String {
     out
 }
 
-/// A timestamp as Java prints a `ZonedDateTime` in UTC (`ZoneOffset.UTC`), which is how
-/// Resilience4j's event DTO writes `creationTime`: `2023-11-14T22:13:20Z`,
-/// `2023-11-14T22:13:20.250Z`. As in Java, the seconds are left out when they and the fraction
-/// are zero (`22:13Z`), and the fraction has 3, 6 or 9 digits, the fewest that hold it.
-pub(crate) fn iso_utc(at: Timestamp) -> String {
+/// A timestamp as Java's `ZonedDateTime.toString()` prints it in a JVM whose zone is UTC, which
+/// is how Resilience4j's event DTOs write `creationTime` (the event's `ZonedDateTime.now()` in
+/// the JVM's zone): `2023-11-14T22:13:20Z[UTC]`, `2023-11-14T22:13:20.250Z[UTC]`. The zone is
+/// the region `UTC` (what `ZoneId.systemDefault()` is with `TZ=UTC`), not the offset
+/// `ZoneOffset.UTC`, so the offset `Z` is followed by the zone's name in brackets. As Java's
+/// `LocalTime` does, the seconds are left out when they and the fraction are zero (`22:13Z`),
+/// and the fraction has 3, 6 or 9 digits, the fewest that hold it.
+pub(crate) fn zoned_utc(at: Timestamp) -> String {
     let nanos = at.unix_nanos();
     let seconds = nanos / 1_000_000_000;
     let fraction = (nanos % 1_000_000_000) as u32;
     let (days, of_day) = (seconds / 86_400, seconds % 86_400);
     let (year, month, day) = civil_from_days(days);
     let (hour, minute, second) = (of_day / 3600, of_day / 60 % 60, of_day % 60);
-    let mut out = String::with_capacity(30);
+    let mut out = String::with_capacity(36);
     let _ = write!(out, "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}");
     if second > 0 || fraction > 0 {
         let _ = write!(out, ":{second:02}");
@@ -91,7 +94,7 @@ pub(crate) fn iso_utc(at: Timestamp) -> String {
             }
         }
     }
-    out.push('Z');
+    out.push_str("Z[UTC]");
     out
 }
 
@@ -152,19 +155,47 @@ mod tests {
     }
 
     #[test]
-    fn timestamps_read_as_java_prints_a_utc_zoned_date_time() {
+    fn timestamps_read_as_java_prints_a_zoned_date_time_in_a_utc_jvm() {
         let at = |ms: u64| Timestamp::from_unix_millis(ms);
-        assert_eq!(iso_utc(at(1_700_000_000_000)), "2023-11-14T22:13:20Z");
-        assert_eq!(iso_utc(at(1_700_000_000_250)), "2023-11-14T22:13:20.250Z");
-        assert_eq!(iso_utc(at(1_699_999_980_000)), "2023-11-14T22:13Z");
-        assert_eq!(iso_utc(at(0)), "1970-01-01T00:00Z");
-        assert_eq!(iso_utc(at(951_782_400_000)), "2000-02-29T00:00Z");
-        assert_eq!(iso_utc(at(4_107_542_399_999)), "2100-02-28T23:59:59.999Z");
-        let nanos = |n: u64| Timestamp::from_unix_nanos(n);
-        assert_eq!(iso_utc(nanos(1_000_001_000)), "1970-01-01T00:00:01.000001Z");
         assert_eq!(
-            iso_utc(nanos(1_000_000_001)),
-            "1970-01-01T00:00:01.000000001Z"
+            zoned_utc(at(1_700_000_000_000)),
+            "2023-11-14T22:13:20Z[UTC]"
+        );
+        assert_eq!(
+            zoned_utc(at(1_700_000_000_250)),
+            "2023-11-14T22:13:20.250Z[UTC]"
+        );
+        assert_eq!(zoned_utc(at(1_699_999_980_000)), "2023-11-14T22:13Z[UTC]");
+        assert_eq!(zoned_utc(at(0)), "1970-01-01T00:00Z[UTC]");
+        assert_eq!(zoned_utc(at(951_782_400_000)), "2000-02-29T00:00Z[UTC]");
+        assert_eq!(
+            zoned_utc(at(4_107_542_399_999)),
+            "2100-02-28T23:59:59.999Z[UTC]"
+        );
+        let nanos = |n: u64| Timestamp::from_unix_nanos(n);
+        // A whole second with a fraction of zero keeps its seconds only when they are not 0.
+        assert_eq!(zoned_utc(nanos(1_000_000_000)), "1970-01-01T00:00:01Z[UTC]");
+        assert_eq!(zoned_utc(nanos(60_000_000_000)), "1970-01-01T00:01Z[UTC]");
+        // 0 seconds with a fraction: the seconds are written.
+        assert_eq!(
+            zoned_utc(nanos(60_100_000_000)),
+            "1970-01-01T00:01:00.100Z[UTC]"
+        );
+        assert_eq!(
+            zoned_utc(nanos(1_000_001_000)),
+            "1970-01-01T00:00:01.000001Z[UTC]"
+        );
+        assert_eq!(
+            zoned_utc(nanos(1_000_000_001)),
+            "1970-01-01T00:00:01.000000001Z[UTC]"
+        );
+        assert_eq!(
+            zoned_utc(nanos(1_120_000_000)),
+            "1970-01-01T00:00:01.120Z[UTC]"
+        );
+        assert_eq!(
+            zoned_utc(nanos(1_123_400_000)),
+            "1970-01-01T00:00:01.123400Z[UTC]"
         );
     }
 

@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::Value;
 
 use crate::event::EventType;
 use crate::hub::{Hub, Tracked};
-use crate::json::{self, EventDto};
+use crate::json::{CircuitBreakersResponse, EventDto, EventsResponse};
 use crate::newest::newest;
 use crate::routes::error::{event_type, ApiError};
 use crate::routes::state::AppState;
@@ -19,64 +20,96 @@ use crate::routes::state::AppState;
 /// retry): the newest, chosen without gathering the rest (`newest.rs`).
 pub(crate) const MAX_ALL_EVENTS: usize = 10_000;
 
-pub(super) async fn all_breakers(State(app): State<Arc<AppState>>) -> Json<Value> {
+/// `GET /actuator/circuitbreakers`: every breaker's details, in name order.
+pub(super) async fn all_breakers(State(app): State<Arc<AppState>>) -> Response {
     let all = app.hub.all();
-    Json(json::circuit_breakers(all.iter().map(|t| &**t)))
+    Json(CircuitBreakersResponse::of(all.iter().map(|t| &**t))).into_response()
 }
 
+/// `GET /actuator/circuitbreakers/{name}`, breaker's own (Resilience4j has only the POST
+/// there): one breaker's details in the same envelope, or a 404 that names it (a read creates
+/// no breaker).
 pub(super) async fn one_breaker(
     State(app): State<Arc<AppState>>,
     name: Result<Path<String>, PathRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let tracked = app.find_at(name)?;
-    Ok(Json(json::circuit_breakers([&*tracked])))
+    Ok(Json(CircuitBreakersResponse::of([&*tracked])).into_response())
 }
 
-fn events_of(tracked: &Tracked, only: Option<EventType>) -> Value {
-    let records = tracked.feed.recent();
-    let list: Vec<EventDto<'_>> = records
+/// One breaker's recent events of type `only` (every type for `None`), oldest first; none for
+/// a breaker the admin does not follow.
+fn events_of(tracked: Option<&Tracked>, only: Option<EventType>) -> Response {
+    let records = tracked.map_or_else(Vec::new, |t| t.feed.recent());
+    let name = tracked.map_or("", |t| t.name());
+    let circuit_breaker_events = records
         .iter()
         .filter(|r| only.is_none_or(|t| r.kind == t))
-        .map(|r| EventDto::new(tracked.name(), r))
+        .map(|r| EventDto::new(name, r, None))
         .collect();
-    json::events(&list)
+    Json(EventsResponse {
+        circuit_breaker_events,
+    })
+    .into_response()
 }
 
-pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<Value> {
-    Json(all_events_value(&app.hub))
+/// `GET /actuator/circuitbreakerevents`: every breaker's newest events, by creation time.
+pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        all_events_json(&app.hub),
+    )
+        .into_response()
 }
 
 /// The body of `GET /actuator/circuitbreakerevents`: every breaker's newest events, at most
 /// [`MAX_ALL_EVENTS`], by time.
-pub(crate) fn all_events_value(hub: &Hub) -> Value {
+pub(crate) fn all_events_json(hub: &Hub) -> Vec<u8> {
     let all = hub.all();
     let newest = newest(
         all.iter().map(|t| t.feed.newest_first()),
         MAX_ALL_EVENTS,
         |r| r.at,
     );
-    let dtos: Vec<EventDto<'_>> = newest
+    let circuit_breaker_events: Vec<EventDto<'_>> = newest
         .iter()
-        .map(|(i, r)| EventDto::new(all[*i].name(), r))
+        .map(|(i, r)| EventDto::new(all[*i].name(), r, None))
         .collect();
-    json::events(&dtos)
+    // A struct always serializes: its fields are strings and numbers.
+    serde_json::to_vec(&EventsResponse {
+        circuit_breaker_events,
+    })
+    .unwrap_or_default()
 }
 
-/// One breaker's recent events (also the dashboard's `/dashboard/api/breakers/{name}/events`).
+/// `GET /actuator/circuitbreakerevents/{name}`: one breaker's recent events, oldest first. An
+/// unknown name is an empty list, as Resilience4j answers it: a breaker made on its first call
+/// has no events before then, and a dashboard asking early gets no error.
 pub(super) async fn breaker_events(
     State(app): State<Arc<AppState>>,
     name: Result<Path<String>, PathRejection>,
-) -> Result<Json<Value>, ApiError> {
-    let tracked = app.find_at(name)?;
-    Ok(Json(events_of(&tracked, None)))
+) -> Result<Response, ApiError> {
+    let Path(name) = name.map_err(|_| ApiError::bad_path())?;
+    Ok(events_of(app.hub.find(&name).as_deref(), None))
 }
 
+/// `GET /actuator/circuitbreakerevents/{name}/{eventType}`: those of one type. The type is
+/// checked first: a type no breaker has is a 400 whatever the name.
 pub(super) async fn breaker_events_of_type(
     State(app): State<Arc<AppState>>,
     path: Result<Path<(String, String)>, PathRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let Path((name, given)) = path.map_err(|_| ApiError::bad_path())?;
-    let tracked = app.find(&name)?;
     let only = event_type(&given)?;
-    Ok(Json(events_of(&tracked, Some(only))))
+    Ok(events_of(app.hub.find(&name).as_deref(), Some(only)))
+}
+
+/// The dashboard's `GET /dashboard/api/breakers/{name}/events`: the same list, but an unknown
+/// name is a 404, as the dashboard's other per-breaker route answers it.
+pub(super) async fn followed_breaker_events(
+    State(app): State<Arc<AppState>>,
+    name: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let tracked = app.find_at(name)?;
+    Ok(events_of(Some(&tracked), None))
 }

@@ -37,37 +37,44 @@ pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<Bulkhea
     })
 }
 
-/// `GET /actuator/bulkheadevents/{name}`: one bulkhead's recent events, oldest first.
+/// `GET /actuator/bulkheadevents/{name}`: one bulkhead's recent events, oldest first; an empty
+/// list for a name no bulkhead has (yet), as Resilience4j answers it.
 pub(super) async fn bulkhead_events(
     State(app): State<Arc<AppState>>,
     name: Result<Path<String>, PathRejection>,
 ) -> Result<Json<BulkheadEventsResponse>, ApiError> {
     let Path(name) = name.map_err(|_| ApiError::bad_path())?;
-    let tracked = app.find_bulkhead(&name)?;
-    Ok(events_of(&tracked, None))
+    Ok(events_of(app.hub.bulkheads.find(&name).as_deref(), None))
 }
 
-/// `GET /actuator/bulkheadevents/{name}/{eventType}`: those of one type.
+/// `GET /actuator/bulkheadevents/{name}/{eventType}`: those of one type. The type is checked
+/// first: a type no bulkhead has is a 400 whatever the name.
 pub(super) async fn bulkhead_events_of_type(
     State(app): State<Arc<AppState>>,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Json<BulkheadEventsResponse>, ApiError> {
     let Path((name, given)) = path.map_err(|_| ApiError::bad_path())?;
-    let tracked = app.find_bulkhead(&name)?;
     let only = bulkhead_event_type(&given)?;
-    Ok(events_of(&tracked, Some(only)))
+    Ok(events_of(
+        app.hub.bulkheads.find(&name).as_deref(),
+        Some(only),
+    ))
 }
 
+/// A bulkhead's recent events of type `only` (every type for `None`); none for a bulkhead the
+/// admin does not follow.
 fn events_of(
-    tracked: &TrackedBulkhead,
+    tracked: Option<&TrackedBulkhead>,
     only: Option<BulkheadEventKind>,
 ) -> Json<BulkheadEventsResponse> {
     Json(BulkheadEventsResponse {
-        bulkhead_events: tracked
-            .recent()
-            .iter()
-            .filter(|r| only.is_none_or(|t| r.kind == t))
-            .map(|r| BulkheadEventDto::new(tracked.name(), r))
-            .collect(),
+        bulkhead_events: tracked.map_or_else(Vec::new, |tracked| {
+            tracked
+                .recent()
+                .iter()
+                .filter(|r| only.is_none_or(|t| r.kind == t))
+                .map(|r| BulkheadEventDto::new(tracked.name(), r))
+                .collect()
+        }),
     })
 }

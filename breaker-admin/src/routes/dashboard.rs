@@ -9,7 +9,6 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::Value;
 
 use crate::json::{BreakerSummary, LoneBulkhead, StateCounts, StateHistory, Summary};
 use crate::roster::Followed;
@@ -75,7 +74,7 @@ pub(super) async fn style() -> Response {
 pub(super) async fn breakers(
     State(app): State<Arc<AppState>>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let query = parse_query(raw.as_deref())?;
     // Cloned out first, so the filtering below holds no lock a new breaker's hook waits on.
     let all = app.hub.all();
@@ -118,7 +117,8 @@ pub(super) async fn breakers(
             .collect(),
         bulkheads_matched: lone.len(),
     };
-    Ok(Json(serde_json::to_value(summary).unwrap_or(Value::Null)))
+    // Written from the struct while it borrows `all`: its fields keep their order.
+    Ok(Json(summary).into_response())
 }
 
 /// The one of `list` (sorted by name) named `name`.
@@ -140,8 +140,7 @@ fn matches_name(query: &Query, name: &str) -> bool {
 pub(super) async fn breaker_states(
     State(app): State<Arc<AppState>>,
     name: Result<Path<String>, PathRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let tracked = app.find_at(name)?;
-    let history = StateHistory::of(&tracked);
-    Ok(Json(serde_json::to_value(history).unwrap_or(Value::Null)))
+    Ok(Json(StateHistory::of(&tracked)).into_response())
 }

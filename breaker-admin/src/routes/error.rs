@@ -4,7 +4,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use breaker_core::BulkheadEventKind;
-use serde_json::{Map, Value};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::bulkheads::{event_type_list, parse_event_type};
 use crate::event::EventType;
@@ -37,14 +37,6 @@ impl ApiError {
 
     pub(crate) fn no_breaker(name: &str) -> ApiError {
         ApiError::not_named("circuit breaker", name)
-    }
-
-    pub(crate) fn no_bulkhead(name: &str) -> ApiError {
-        ApiError::not_named("bulkhead", name)
-    }
-
-    pub(crate) fn no_retry(name: &str) -> ApiError {
-        ApiError::not_named("retry", name)
     }
 
     /// A 404 saying no `what` is named `name`.
@@ -88,19 +80,25 @@ impl ApiError {
     }
 }
 
+/// The body keeps its keys in this order (`status`, `error`, `message`, then the field at
+/// fault) whatever serde_json's features: it is written entry by entry, never through a
+/// `serde_json::Map`.
+impl Serialize for ApiError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut body = serializer.serialize_map(Some(3 + usize::from(self.field.is_some())))?;
+        body.serialize_entry("status", &self.status.as_u16())?;
+        body.serialize_entry("error", self.status.canonical_reason().unwrap_or("Error"))?;
+        body.serialize_entry("message", &self.message)?;
+        if let Some((key, value)) = &self.field {
+            body.serialize_entry(key, value)?;
+        }
+        body.end()
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut body = Map::new();
-        body.insert("status".to_owned(), self.status.as_u16().into());
-        body.insert(
-            "error".to_owned(),
-            self.status.canonical_reason().unwrap_or("Error").into(),
-        );
-        body.insert("message".to_owned(), self.message.into());
-        if let Some((key, value)) = self.field {
-            body.insert(key.to_owned(), value.into());
-        }
-        (self.status, Json(Value::Object(body))).into_response()
+        (self.status, Json(&self)).into_response()
     }
 }
 

@@ -29,7 +29,7 @@ use axum::routing::{get, MethodRouter};
 use axum::Router;
 
 #[cfg(feature = "bench-internals")]
-pub(crate) use self::actuator::{all_events_value, MAX_ALL_EVENTS};
+pub(crate) use self::actuator::{all_events_json, MAX_ALL_EVENTS};
 pub(crate) use self::state::AppState;
 
 /// The routes `state.options` asks for, over `state`.
@@ -123,7 +123,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             .route("/dashboard/api/breakers", get(dashboard::breakers))
             .route(
                 "/dashboard/api/breakers/{name}/events",
-                get(actuator::breaker_events),
+                get(actuator::followed_breaker_events),
             )
             .route(
                 "/dashboard/api/breakers/{name}/states",

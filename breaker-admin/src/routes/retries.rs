@@ -36,34 +36,44 @@ pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<RetryEv
     })
 }
 
-/// `GET /actuator/retryevents/{name}`: one retry's recent events, oldest first.
+/// `GET /actuator/retryevents/{name}`: one retry's recent events, oldest first; an empty list
+/// for a name no retry has (yet), as Resilience4j answers it.
 pub(super) async fn retry_events(
     State(app): State<Arc<AppState>>,
     name: Result<Path<String>, PathRejection>,
 ) -> Result<Json<RetryEventsResponse>, ApiError> {
     let Path(name) = name.map_err(|_| ApiError::bad_path())?;
-    let tracked = app.find_retry(&name)?;
-    Ok(events_of(&tracked, None))
+    Ok(events_of(app.hub.retries.find(&name).as_deref(), None))
 }
 
-/// `GET /actuator/retryevents/{name}/{eventType}`: those of one type.
+/// `GET /actuator/retryevents/{name}/{eventType}`: those of one type. The type is checked
+/// first: a type no retry has is a 400 whatever the name.
 pub(super) async fn retry_events_of_type(
     State(app): State<Arc<AppState>>,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Json<RetryEventsResponse>, ApiError> {
     let Path((name, given)) = path.map_err(|_| ApiError::bad_path())?;
-    let tracked = app.find_retry(&name)?;
     let only = retry_event_type(&given)?;
-    Ok(events_of(&tracked, Some(only)))
+    Ok(events_of(
+        app.hub.retries.find(&name).as_deref(),
+        Some(only),
+    ))
 }
 
-fn events_of(tracked: &TrackedRetry, only: Option<RetryEventType>) -> Json<RetryEventsResponse> {
+/// A retry's recent events of type `only` (every type for `None`); none for a retry the admin
+/// does not follow.
+fn events_of(
+    tracked: Option<&TrackedRetry>,
+    only: Option<RetryEventType>,
+) -> Json<RetryEventsResponse> {
     Json(RetryEventsResponse {
-        retry_events: tracked
-            .recent()
-            .iter()
-            .filter(|r| only.is_none_or(|t| r.kind == t))
-            .map(|r| RetryEventDto::new(tracked.name(), r))
-            .collect(),
+        retry_events: tracked.map_or_else(Vec::new, |tracked| {
+            tracked
+                .recent()
+                .iter()
+                .filter(|r| only.is_none_or(|t| r.kind == t))
+                .map(|r| RetryEventDto::new(tracked.name(), r))
+                .collect()
+        }),
     })
 }

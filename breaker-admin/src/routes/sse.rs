@@ -5,10 +5,19 @@
 //! cursor (a ticket of that ring) and reads forward on a timer, at most [`BATCH`] events at a
 //! time (reading on at once while more are there), so what a client holds is bounded; a client
 //! that fell further behind than the ring holds skips to the oldest event still there and is
-//! told how many it lost (`event: lagged`, `data: {"lost": n}`). Each event is `id: <ticket>`
-//! and `data: <event DTO>`; a reconnecting client's `Last-Event-ID` resumes after that ticket,
-//! and one the stream cannot resume from gets an `event: lagged` that says why, with `"lost":
-//! null` (not known).
+//! told how many it lost (`event: lagged`, `data: {"lost": n}`).
+//!
+//! Each event is written as Resilience4j's stream writes it, named by its type
+//! (`event: STATE_TRANSITION`) with its DTO as `data:` (a field the event has no value for as
+//! `null`), but with `id: <ticket>` where Resilience4j puts the breaker's name (which is also
+//! the DTO's `circuitBreakerName`): a reconnecting client's `Last-Event-ID` then resumes after
+//! that ticket, and one the stream cannot resume from gets an `event: lagged` that says why,
+//! with `"lost": null` (not known). As Resilience4j's, every stream also sends `event: ping`
+//! (no data) every second, whatever else it sends.
+//!
+//! `/{name}` follows a name, not a breaker: it is open for a name no breaker has yet (a breaker
+//! made on its first call has no events before then), and it carries the events of whichever
+//! breaker has the name, one made or replaced later included.
 //!
 //! # Slots, and clients that do not read
 //!
@@ -24,9 +33,9 @@
 //!   server has not taken for that long, which happens only once the connection's buffers are
 //!   full: the client stopped reading under heavy traffic.
 //!
-//! The body ends the next time the server polls it. A stalled body the server never polls again
-//! stays with its connection until that closes: a bounded amount (at most [`BATCH`] events,
-//! plus the server's buffers), but no slot and no work on the call path.
+//! The body ends the next time the server polls it (its pings stop with it). A stalled body the
+//! server never polls again stays with its connection until that closes: a bounded amount (at
+//! most [`BATCH`] events, plus the server's buffers), but no slot and no work on the call path.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -37,8 +46,9 @@ use std::time::Duration;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
+use futures_util::Stream;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
 use crate::event::{EventType, Record};
@@ -57,16 +67,16 @@ const BATCH: u64 = 128;
 /// counting it lost and reading on.
 const UNFINISHED_WAIT: Duration = Duration::from_secs(1);
 
-/// Resilience4j's heartbeat: an `event: ping` each second without another event.
+/// Resilience4j's heartbeat: an `event: ping` every second.
 const PING_EVERY: Duration = Duration::from_secs(1);
 
 /// What a 503 tells the client to wait before trying again, in seconds.
 const RETRY_AFTER_SECONDS: &str = "5";
 
-/// Which events a client wants.
-#[derive(Clone, Copy, Debug, Default)]
+/// Which events a client wants: those of the breaker with this display name, of this type.
+#[derive(Clone, Debug, Default)]
 struct Filter {
-    breaker: Option<u64>,
+    breaker: Option<String>,
     kind: Option<EventType>,
 }
 
@@ -249,18 +259,30 @@ impl Client {
         self.pending.extend(events);
     }
 
+    /// The message of the ring's record `ticket` (`words` and the breaker's `id`), if the
+    /// client wants it: `id: <ticket>`, `event: <type>`, `data: <event DTO>`.
     fn event(&self, ticket: u64, words: [u64; 3], id: u64) -> Option<Event> {
-        if self.filter.breaker.is_some_and(|b| b != id) {
-            return None;
-        }
         let record = Record::from_words(words)?;
         if self.filter.kind.is_some_and(|k| k != record.kind) {
             return None;
         }
         // A breaker removed since has no name left to show; its last events are skipped.
         let tracked = self.app.hub.by_id(id)?;
-        let data = serde_json::to_string(&EventDto::new(tracked.name(), &record)).ok()?;
-        Some(Event::default().id(ticket.to_string()).data(data))
+        if self
+            .filter
+            .breaker
+            .as_deref()
+            .is_some_and(|name| name != tracked.name())
+        {
+            return None;
+        }
+        let data = serde_json::to_string(&EventDto::new(tracked.name(), &record, None)).ok()?;
+        Some(
+            Event::default()
+                .id(ticket.to_string())
+                .event(record.kind.as_str())
+                .data(data),
+        )
     }
 }
 
@@ -338,6 +360,7 @@ fn open(app: Arc<AppState>, filter: Filter, headers: &HeaderMap) -> Response {
         more: false,
         slot,
     };
+    let ping_slot = Arc::downgrade(&client.slot);
     let stream = futures_util::stream::unfold(client, |mut client| async move {
         loop {
             // The server polled: it took what it was handed.
@@ -355,41 +378,58 @@ fn open(app: Arc<AppState>, filter: Filter, headers: &HeaderMap) -> Response {
             client.read();
         }
     });
-    Sse::new(stream)
-        .keep_alive(
-            KeepAlive::new()
-                .interval(PING_EVERY)
-                .event(Event::default().event("ping")),
-        )
-        .into_response()
+    Sse::new(with_pings(stream, ping_slot)).into_response()
+}
+
+/// `events`, and Resilience4j's heartbeat between them: `event: ping` with no data every
+/// [`PING_EVERY`] from a second after the stream opens, however many events it sends (as its
+/// `Flux.interval`), so a client may take a missing ping for a dead stream. A browser's
+/// `EventSource` dispatches no event without data, so it sees no ping, as with Resilience4j.
+/// The pings stop once `slot` is given back, so that the response ends with `events`.
+fn with_pings<S>(events: S, slot: Weak<Slot>) -> impl Stream<Item = Result<Event, Infallible>>
+where
+    S: Stream<Item = Result<Event, Infallible>>,
+{
+    let mut every = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
+    every.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let pings = futures_util::stream::unfold(every, move |mut every| {
+        let slot = slot.clone();
+        async move {
+            every.tick().await;
+            let live = slot.upgrade().is_some_and(|s| !s.released());
+            live.then(|| (Ok(Event::default().event("ping")), every))
+        }
+    });
+    futures_util::stream::select(events, pings)
 }
 
 pub(super) async fn all(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     open(app, Filter::default(), &headers)
 }
 
+/// `/{name}`: the events of the breaker named `name`, whenever it exists.
 pub(super) async fn one(
     State(app): State<Arc<AppState>>,
     name: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let tracked = app.find_at(name)?;
+    let Path(name) = name.map_err(|_| ApiError::bad_path())?;
     let filter = Filter {
-        breaker: Some(tracked.id),
+        breaker: Some(name),
         kind: None,
     };
     Ok(open(app, filter, &headers))
 }
 
+/// `/{name}/{eventType}`: those of one type; a type no breaker has is a 400.
 pub(super) async fn one_of_type(
     State(app): State<Arc<AppState>>,
     path: Result<Path<(String, String)>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let Path((name, given)) = path.map_err(|_| ApiError::bad_path())?;
-    let tracked = app.find(&name)?;
     let filter = Filter {
-        breaker: Some(tracked.id),
+        breaker: Some(name),
         kind: Some(event_type(&given)?),
     };
     Ok(open(app, filter, &headers))

@@ -6,10 +6,8 @@ use std::sync::Arc;
 use axum::extract::rejection::PathRejection;
 use axum::extract::Path;
 
-use crate::bulkheads::TrackedBulkhead;
 use crate::hub::{Hub, Tracked};
 use crate::options::Options;
-use crate::retries::TrackedRetry;
 use crate::routes::error::ApiError;
 
 /// The router's state, one per [`Admin::router`](crate::Admin::router) call, shared by every
@@ -25,22 +23,6 @@ impl AppState {
         self.hub
             .find(name)
             .ok_or_else(|| ApiError::no_breaker(name))
-    }
-
-    /// The followed bulkhead whose name is `name`, or a 404 that names it.
-    pub(crate) fn find_bulkhead(&self, name: &str) -> Result<Arc<TrackedBulkhead>, ApiError> {
-        self.hub
-            .bulkheads
-            .find(name)
-            .ok_or_else(|| ApiError::no_bulkhead(name))
-    }
-
-    /// The followed retry whose name is `name`, or a 404 that names it.
-    pub(crate) fn find_retry(&self, name: &str) -> Result<Arc<TrackedRetry>, ApiError> {
-        self.hub
-            .retries
-            .find(name)
-            .ok_or_else(|| ApiError::no_retry(name))
     }
 
     /// The followed breaker a `{name}` path segment names: a 400 if the segment is not

@@ -13,6 +13,7 @@ use breaker_core::{LogSafe, State as BreakerState};
 use serde_json::Value;
 
 use crate::json::UpdateStateResponse;
+use crate::lenient;
 use crate::options::Authorization;
 use crate::routes::error::ApiError;
 use crate::routes::state::AppState;
@@ -21,18 +22,25 @@ use crate::text::echo;
 /// The largest write-operation body read.
 const MAX_BODY_BYTES: usize = 4096;
 
-/// Resilience4j's `UpdateState`, and `METRICS_ONLY`.
-fn operation(name: &str) -> Option<BreakerState> {
-    match name {
-        "CLOSE" => Some(BreakerState::Closed),
-        "FORCE_OPEN" => Some(BreakerState::ForcedOpen),
-        "DISABLE" => Some(BreakerState::Disabled),
-        "METRICS_ONLY" => Some(BreakerState::MetricsOnly),
-        _ => None,
-    }
+/// Resilience4j's `UpdateState` (`CLOSE`, `FORCE_OPEN`, `DISABLE`, in its order), then
+/// `METRICS_ONLY`, and the state each one moves the breaker to.
+const OPERATIONS: [(&str, BreakerState); 4] = [
+    ("CLOSE", BreakerState::Closed),
+    ("FORCE_OPEN", BreakerState::ForcedOpen),
+    ("DISABLE", BreakerState::Disabled),
+    ("METRICS_ONLY", BreakerState::MetricsOnly),
+];
+
+/// The operation `given` names, read as Spring Boot reads an enum parameter of a write
+/// operation (`force_open`, `Force-Open`, ` FORCE_OPEN `, `forceOpen`: see `lenient.rs`).
+fn operation(given: &str) -> Option<(&'static str, BreakerState)> {
+    lenient::spring_enum(given, OPERATIONS, |(name, _)| name)
 }
 
-const OPERATIONS: &str = "CLOSE, FORCE_OPEN, DISABLE, METRICS_ONLY";
+/// `CLOSE, FORCE_OPEN, DISABLE, METRICS_ONLY`, for an error message.
+fn operation_list() -> String {
+    OPERATIONS.map(|(name, _)| name).join(", ")
+}
 
 fn is_json(content_type: Option<&HeaderValue>) -> bool {
     let Some(value) = content_type.and_then(|v| v.to_str().ok()) else {
@@ -92,12 +100,13 @@ pub(super) async fn update_state(
             format!("the body is not valid JSON: {e}"),
         )
     })?;
+    let operations = operation_list();
     let given = match value.get("updateState") {
         Some(Value::String(op)) => op.clone(),
         Some(_) => {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
-                format!("`updateState` must be a string, one of {OPERATIONS}"),
+                format!("`updateState` must be a string, one of {operations}"),
             )
             .naming("field", "updateState"))
         }
@@ -105,19 +114,23 @@ pub(super) async fn update_state(
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 format!(
-                "the body has no `updateState`: expected {{\"updateState\": one of {OPERATIONS}}}"
+                "the body has no `updateState`: expected {{\"updateState\": one of {operations}}}"
             ),
             )
             .naming("field", "updateState"))
         }
     };
-    let Some(to) = operation(&given) else {
+    // Spring reads a blank value as no value at all (Resilience4j's operation then fails on
+    // it with a 500); here it is a 400 like any other value that names no operation.
+    let Some((operation_name, to)) = operation(&given) else {
+        let what = if given.trim_matches(|c: char| c <= ' ').is_empty() {
+            "`updateState` is empty".to_owned()
+        } else {
+            format!("unknown updateState \"{}\"", echo(&given))
+        };
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
-            format!(
-                "unknown updateState \"{}\": expected one of {OPERATIONS}",
-                echo(&given)
-            ),
+            format!("{what}: expected one of {operations} (in any case, `_` or `-` between words)"),
         )
         .naming("updateState", &given));
     };
@@ -130,7 +143,7 @@ pub(super) async fn update_state(
     let now = breaker.state();
     tracing::info!(
         breaker = %LogSafe(breaker.name()),
-        operation = given.as_str(),
+        operation = operation_name,
         from = %from,
         to = %now,
         "breaker-admin: state changed by a write operation"
@@ -154,6 +167,38 @@ async fn read_body(body: Body) -> Result<Bytes, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn update_state_is_read_as_spring_reads_an_enum() {
+        assert_eq!(
+            operation("FORCE_OPEN"),
+            Some(("FORCE_OPEN", BreakerState::ForcedOpen))
+        );
+        assert_eq!(
+            operation("force_open").map(|o| o.1),
+            Some(BreakerState::ForcedOpen)
+        );
+        assert_eq!(
+            operation("Force-Open").map(|o| o.1),
+            Some(BreakerState::ForcedOpen)
+        );
+        assert_eq!(
+            operation(" close ").map(|o| o.1),
+            Some(BreakerState::Closed)
+        );
+        assert_eq!(
+            operation("disable").map(|o| o.1),
+            Some(BreakerState::Disabled)
+        );
+        assert_eq!(
+            operation("metricsOnly").map(|o| o.1),
+            Some(BreakerState::MetricsOnly)
+        );
+        for bad in ["", "  ", "OPEN", "FORCED_OPEN", "CLOSED", "half_open"] {
+            assert_eq!(operation(bad), None, "{bad:?}");
+        }
+        assert_eq!(operation_list(), "CLOSE, FORCE_OPEN, DISABLE, METRICS_ONLY");
+    }
 
     #[test]
     fn only_json_bodies_are_read() {

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::support::{assert_turned_off, get_json, get_text, serve};
+use crate::support::{assert_turned_off, get_json, get_text, serve, succeed};
 use breaker_admin::Admin;
 use breaker_core::{BulkheadConfig, ManualClock, Registry, State};
 use serde_json::json;
@@ -58,10 +58,10 @@ async fn names_and_events_in_resilience4j_json() {
     assert_eq!(body, r#"{"bulkheads":["inventory","ledger"]}"#);
 
     let (t0, t1, t2, t3) = (
-        "2023-11-14T22:13:20Z",
-        "2023-11-14T22:13:20.250Z",
-        "2023-11-14T22:13:20.500Z",
-        "2023-11-14T22:13:21.500Z",
+        "2023-11-14T22:13:20Z[UTC]",
+        "2023-11-14T22:13:20.250Z[UTC]",
+        "2023-11-14T22:13:20.500Z[UTC]",
+        "2023-11-14T22:13:21.500Z[UTC]",
     );
     let inv = |kind, time| dto("inventory", kind, time);
     let led = |kind, time| dto("ledger", kind, time);
@@ -111,22 +111,22 @@ async fn names_and_events_in_resilience4j_json() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_names_and_types_are_errors_that_say_which() {
+async fn unknown_names_are_empty_and_unknown_types_errors_that_say_which() {
     let registry = Registry::builder().clock(ManualClock::new()).build();
     registry.bulkhead("inventory");
     let base = serve(Admin::new(&registry).router()).await;
 
+    // As Resilience4j answers a name it has no events for.
     let (status, body) = get_text(&format!("{base}/actuator/bulkheadevents/zzz")).await;
-    assert_eq!(status, 404);
-    assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&body).unwrap(),
-        json!({ "status": 404, "error": "Not Found", "message": "no bulkhead is named \"zzz\"", "name": "zzz" })
-    );
-    let (status, _) = get_json(&format!(
-        "{base}/actuator/bulkheadevents/zzz/CALL_PERMITTED"
+    assert_eq!((status, body.as_str()), (200, r#"{"bulkheadEvents":[]}"#));
+    let (status, body) = get_text(&format!(
+        "{base}/actuator/bulkheadevents/zzz/call-permitted"
     ))
     .await;
-    assert_eq!(status, 404, "the name is looked up first");
+    assert_eq!((status, body.as_str()), (200, r#"{"bulkheadEvents":[]}"#));
+    // The type is checked whatever the name.
+    let (status, body) = get_json(&format!("{base}/actuator/bulkheadevents/zzz/SUCCESS")).await;
+    assert_eq!((status, &body["eventType"]), (400, &json!("SUCCESS")));
     let (status, body) =
         get_json(&format!("{base}/actuator/bulkheadevents/inventory/SUCCESS")).await;
     assert_eq!(status, 400);
@@ -140,10 +140,11 @@ async fn unknown_names_and_types_are_errors_that_say_which() {
             "eventType": "SUCCESS"
         })
     );
-    // A breaker's name is not a bulkhead's.
-    registry.breaker("payments");
-    let (status, _) = get_json(&format!("{base}/actuator/bulkheadevents/payments")).await;
-    assert_eq!(status, 404);
+    // A breaker's name is not a bulkhead's: its events are not listed here.
+    let payments = registry.breaker("payments");
+    succeed(&payments);
+    let (status, body) = get_text(&format!("{base}/actuator/bulkheadevents/payments")).await;
+    assert_eq!((status, body.as_str()), (200, r#"{"bulkheadEvents":[]}"#));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -167,9 +168,9 @@ async fn each_bulkhead_keeps_its_newest_events_and_leaves_with_the_registry() {
     assert_eq!(
         body,
         events(&[
-            dto("three", "CALL_FINISHED", "2023-11-14T22:13:20.003Z"),
-            dto("three", "CALL_PERMITTED", "2023-11-14T22:13:20.004Z"),
-            dto("three", "CALL_FINISHED", "2023-11-14T22:13:20.004Z"),
+            dto("three", "CALL_FINISHED", "2023-11-14T22:13:20.003Z[UTC]"),
+            dto("three", "CALL_PERMITTED", "2023-11-14T22:13:20.004Z[UTC]"),
+            dto("three", "CALL_FINISHED", "2023-11-14T22:13:20.004Z[UTC]"),
         ])
     );
     // 0 keeps none.
@@ -179,8 +180,8 @@ async fn each_bulkhead_keeps_its_newest_events_and_leaves_with_the_registry() {
     // A removed bulkhead leaves the endpoints; one made again under its name starts afresh.
     let removed = registry.remove_bulkhead("three").expect("in the registry");
     drop(removed.try_acquire().unwrap());
-    let (status, _) = get_json(&format!("{base}/actuator/bulkheadevents/three")).await;
-    assert_eq!(status, 404);
+    let (status, body) = get_text(&format!("{base}/actuator/bulkheadevents/three")).await;
+    assert_eq!((status, body.as_str()), (200, r#"{"bulkheadEvents":[]}"#));
     let (_, body) = get_text(&format!("{base}/actuator/bulkheads")).await;
     assert_eq!(body, r#"{"bulkheads":["none"]}"#);
     let again = registry.bulkhead("three");
@@ -189,7 +190,11 @@ async fn each_bulkhead_keeps_its_newest_events_and_leaves_with_the_registry() {
     let (_, body) = get_text(&format!("{base}/actuator/bulkheadevents/three")).await;
     assert_eq!(
         body,
-        events(&[dto("three", "CALL_PERMITTED", "2023-11-14T22:13:20.009Z")])
+        events(&[dto(
+            "three",
+            "CALL_PERMITTED",
+            "2023-11-14T22:13:20.009Z[UTC]"
+        )])
     );
 }
 

@@ -146,9 +146,9 @@ fn transition(time: &str, from: &str, to: &str) -> Value {
 fn at_seconds(seconds: u64) -> String {
     let (minute, second) = (13 + (20 + seconds) / 60, (20 + seconds) % 60);
     if second == 0 {
-        format!("2023-11-14T22:{minute:02}Z")
+        format!("2023-11-14T22:{minute:02}Z[UTC]")
     } else {
-        format!("2023-11-14T22:{minute:02}:{second:02}Z")
+        format!("2023-11-14T22:{minute:02}:{second:02}Z[UTC]")
     }
 }
 
@@ -204,13 +204,13 @@ async fn the_state_history_keeps_every_transition_a_busy_breaker_had() {
         body,
         json!({
             "name": "payments",
-            "since": "2023-11-14T22:13:20Z",
+            "since": "2023-11-14T22:13:20Z[UTC]",
             "initialState": "CLOSED",
             "dropped": 0,
             "transitions": [
-                transition("2023-11-14T22:13:21Z", "CLOSED", "OPEN"),
-                transition("2023-11-14T22:13:51.250Z", "OPEN", "HALF_OPEN"),
-                transition("2023-11-14T22:13:51.750Z", "HALF_OPEN", "CLOSED"),
+                transition("2023-11-14T22:13:21Z[UTC]", "CLOSED", "OPEN"),
+                transition("2023-11-14T22:13:51.250Z[UTC]", "OPEN", "HALF_OPEN"),
+                transition("2023-11-14T22:13:51.750Z[UTC]", "HALF_OPEN", "CLOSED"),
             ]
         })
     );
@@ -225,9 +225,9 @@ async fn the_state_history_keeps_every_transition_a_busy_breaker_had() {
     assert_eq!(
         body["transitions"].as_array().unwrap()[3..],
         [
-            transition("2023-11-14T22:14Z", "CLOSED", "FORCED_OPEN"),
-            transition("2023-11-14T22:14:01Z", "FORCED_OPEN", "CLOSED"),
-            json!({ "type": "RESET", "creationTime": "2023-11-14T22:14:01Z", "to": "CLOSED" }),
+            transition("2023-11-14T22:14Z[UTC]", "CLOSED", "FORCED_OPEN"),
+            transition("2023-11-14T22:14:01Z[UTC]", "FORCED_OPEN", "CLOSED"),
+            json!({ "type": "RESET", "creationTime": "2023-11-14T22:14:01Z[UTC]", "to": "CLOSED" }),
         ]
     );
     assert_eq!(body["dropped"], 0);
@@ -270,7 +270,7 @@ async fn the_state_history_keeps_the_newest_32_transitions() {
         body,
         json!({
             "name": "flappy",
-            "since": "2023-11-14T22:13:20Z",
+            "since": "2023-11-14T22:13:20Z[UTC]",
             "initialState": "FORCED_OPEN",
             "dropped": 8,
             "transitions": newest
@@ -290,7 +290,7 @@ async fn the_state_history_keeps_the_newest_32_transitions() {
         body,
         json!({
             "name": "Tenant[acme]",
-            "since": "2023-11-14T22:14:00.500Z",
+            "since": "2023-11-14T22:14:00.500Z[UTC]",
             "initialState": "CLOSED",
             "dropped": 0,
             "transitions": []

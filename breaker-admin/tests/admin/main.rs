@@ -1,6 +1,7 @@
 //! The operations surface over HTTP on 127.0.0.1: the actuator's circuit breakers, bulkheads,
 //! retries, events, health and links index, the server-sent event stream, the write operation
-//! and the dashboard; and the event ring under loom (`ring_loom`); the log line of a write (`logging`, through the
+//! and the dashboard; a client written from Resilience4j's sources (`resilience4j_client`); and
+//! the event ring under loom (`ring_loom`); the log line of a write (`logging`, through the
 //! capturing subscriber of `support::logs`, installed once for the whole binary). Helpers in
 //! `support`.
 
@@ -25,6 +26,7 @@ mod hardening;
 mod health;
 mod index;
 mod logging;
+mod resilience4j_client;
 mod retries;
 mod ring_loom;
 mod stream;

@@ -62,11 +62,12 @@ async fn succeed_after(clock: &ManualClock, wait: Duration, retry: &Retry, failu
     let _ = drive(clock, wait, call).await;
 }
 
-/// The text of one `RetryEventDTO`, in Resilience4j's field order.
+/// The text of one `RetryEventDTO`, in Resilience4j's field order, a missing `errorMessage`
+/// written as `null` as Jackson writes it.
 fn dto(name: &str, kind: &str, time: &str, message: Option<&str>, attempts: u32) -> String {
-    let message = message.map_or_else(String::new, |m| format!(r#","errorMessage":"{m}""#));
+    let message = message.map_or_else(|| "null".to_owned(), |m| format!(r#""{m}""#));
     format!(
-        r#"{{"retryName":"{name}","type":"{kind}","creationTime":"{time}"{message},"numberOfAttempts":{attempts}}}"#
+        r#"{{"retryName":"{name}","type":"{kind}","creationTime":"{time}","errorMessage":{message},"numberOfAttempts":{attempts}}}"#
     )
 }
 
@@ -110,11 +111,11 @@ async fn names_and_events_in_resilience4j_json() {
     assert_eq!(body, r#"{"retries":["inventory","ledger"]}"#);
 
     let (t0, t1, t2, t3, t4) = (
-        "2023-11-14T22:13:20Z",
-        "2023-11-14T22:13:20.500Z",
-        "2023-11-14T22:13:21Z",
-        "2023-11-14T22:13:21.500Z",
-        "2023-11-14T22:13:22Z",
+        "2023-11-14T22:13:20Z[UTC]",
+        "2023-11-14T22:13:20.500Z[UTC]",
+        "2023-11-14T22:13:21Z[UTC]",
+        "2023-11-14T22:13:21.500Z[UTC]",
+        "2023-11-14T22:13:22Z[UTC]",
     );
     let inv = |kind, time, message, attempts| dto("inventory", kind, time, message, attempts);
     let (status, body) = get_text(&format!("{base}/actuator/retryevents/inventory")).await;
@@ -165,19 +166,19 @@ async fn names_and_events_in_resilience4j_json() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_names_and_types_are_errors_that_say_which() {
+async fn unknown_names_are_empty_and_unknown_types_errors_that_say_which() {
     let registry = Registry::builder().clock(ManualClock::new()).build();
     registry.retry("inventory");
     let base = serve(Admin::new(&registry).router()).await;
 
+    // As Resilience4j answers a name it has no events for.
     let (status, body) = get_json(&format!("{base}/actuator/retryevents/zzz")).await;
-    assert_eq!(status, 404);
-    assert_eq!(
-        body,
-        json!({ "status": 404, "error": "Not Found", "message": "no retry is named \"zzz\"", "name": "zzz" })
-    );
-    let (status, _) = get_json(&format!("{base}/actuator/retryevents/zzz/RETRY")).await;
-    assert_eq!(status, 404, "the name is looked up first");
+    assert_eq!((status, body), (200, json!({ "retryEvents": [] })));
+    let (status, body) = get_json(&format!("{base}/actuator/retryevents/zzz/Retry")).await;
+    assert_eq!((status, body), (200, json!({ "retryEvents": [] })));
+    // The type is checked whatever the name.
+    let (status, body) = get_json(&format!("{base}/actuator/retryevents/zzz/OPEN")).await;
+    assert_eq!((status, &body["eventType"]), (400, &json!("OPEN")));
     let (status, body) = get_json(&format!(
         "{base}/actuator/retryevents/inventory/CALL_PERMITTED"
     ))
@@ -193,12 +194,17 @@ async fn unknown_names_and_types_are_errors_that_say_which() {
             "eventType": "CALL_PERMITTED"
         })
     );
-    // A breaker's or a bulkhead's name is not a retry's.
-    registry.breaker("payments");
-    registry.bulkhead("reports");
+    // A breaker's or a bulkhead's name is not a retry's: their events are not listed here.
+    let payments = registry.breaker("payments");
+    let _ = payments.call_sync(|| Ok::<_, ()>(()));
+    drop(registry.bulkhead("reports").try_acquire().unwrap());
     for name in ["payments", "reports"] {
-        let (status, _) = get_json(&format!("{base}/actuator/retryevents/{name}")).await;
-        assert_eq!(status, 404, "{name}");
+        let (status, body) = get_json(&format!("{base}/actuator/retryevents/{name}")).await;
+        assert_eq!(
+            (status, body),
+            (200, json!({ "retryEvents": [] })),
+            "{name}"
+        );
     }
 }
 
@@ -226,9 +232,9 @@ async fn each_retry_keeps_its_newest_events_and_leaves_with_the_registry() {
     assert_eq!(
         body,
         events(&[
-            ignored("2023-11-14T22:13:20.002Z"),
-            ignored("2023-11-14T22:13:20.003Z"),
-            ignored("2023-11-14T22:13:20.004Z"),
+            ignored("2023-11-14T22:13:20.002Z[UTC]"),
+            ignored("2023-11-14T22:13:20.003Z[UTC]"),
+            ignored("2023-11-14T22:13:20.004Z[UTC]"),
         ])
     );
     // 0 keeps none.
@@ -238,15 +244,15 @@ async fn each_retry_keeps_its_newest_events_and_leaves_with_the_registry() {
     // A removed retry leaves the endpoints; one made again under its name starts afresh.
     let removed = registry.remove_retry("three").expect("in the registry");
     let _ = removed.call_sync(|| Ok::<_, ()>(()));
-    let (status, _) = get_json(&format!("{base}/actuator/retryevents/three")).await;
-    assert_eq!(status, 404);
+    let (status, body) = get_text(&format!("{base}/actuator/retryevents/three")).await;
+    assert_eq!((status, body.as_str()), (200, r#"{"retryEvents":[]}"#));
     let (_, body) = get_text(&format!("{base}/actuator/retries")).await;
     assert_eq!(body, r#"{"retries":["none"]}"#);
     let again = registry.retry("three");
     clock.advance(Duration::from_millis(1));
     let _ = again.call_sync_with(&ignore, || Err::<(), _>("bad request"));
     let (_, body) = get_text(&format!("{base}/actuator/retryevents/three")).await;
-    assert_eq!(body, events(&[ignored("2023-11-14T22:13:20.009Z")]));
+    assert_eq!(body, events(&[ignored("2023-11-14T22:13:20.009Z[UTC]")]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

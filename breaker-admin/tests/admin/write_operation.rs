@@ -164,10 +164,11 @@ async fn bad_requests_are_named_and_change_nothing() {
             Some(("updateState", "OPEN")),
         ),
         (
-            r#"{"updateState":"force_open"}"#,
+            r#"{"updateState":"force_opened"}"#,
             400,
-            Some(("updateState", "force_open")),
+            Some(("updateState", "force_opened")),
         ),
+        (r#"{"updateState":"  "}"#, 400, Some(("updateState", "  "))),
         (
             r#"{"updateState":"x\"\n\u001b[31m"}"#,
             400,
@@ -188,7 +189,8 @@ async fn bad_requests_are_named_and_change_nothing() {
     assert_eq!(status, 400);
     assert_eq!(
         answer.unwrap()["message"],
-        "unknown updateState \"NOPE\": expected one of CLOSE, FORCE_OPEN, DISABLE, METRICS_ONLY"
+        "unknown updateState \"NOPE\": expected one of CLOSE, FORCE_OPEN, DISABLE, METRICS_ONLY \
+         (in any case, `_` or `-` between words)"
     );
 
     // Not JSON by its content type: 415.

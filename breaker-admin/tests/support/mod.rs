@@ -1,10 +1,15 @@
 //! What every test of the admin shares: a real server on 127.0.0.1:0, a client without proxies,
-//! breakers that open after a few calls, and the capture of log lines.
+//! breakers that open after a few calls, the capture of log lines, a server-sent event client
+//! (`sse`) and JSON read in its keys' order (`ordered`).
 #![allow(dead_code, unreachable_pub)]
 
 // The log capture breaker-core's tests use, written once for both crates.
 #[path = "../../../breaker-core/tests/support/logs.rs"]
 pub mod logs;
+/// JSON read with its keys in the text's order.
+pub mod ordered;
+/// A server-sent event client.
+pub mod sse;
 
 use std::time::Duration;
 
