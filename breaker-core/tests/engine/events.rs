@@ -247,7 +247,7 @@ fn a_rejection_made_without_the_lock_still_carries_the_metrics() {
     let sink = seen.clone();
     let _sub = b.subscribe(move |e| {
         if e.kind() == EventKind::NotPermitted {
-            sink.lock().unwrap().push(*e.metrics());
+            sink.lock().unwrap().push(e.metrics());
         }
     });
     for ok in [true, false, false, false] {
