@@ -62,8 +62,9 @@ impl EventType {
         EventType::ALL.map(EventType::as_str).join(", ")
     }
 
+    /// Its place in [`EventType::ALL`] (the declaration's order, which `ALL` follows).
     fn code(self) -> u64 {
-        EventType::ALL.iter().position(|t| *t == self).unwrap_or(0) as u64
+        self as u64
     }
 
     fn from_code(code: u64) -> Option<EventType> {
@@ -96,8 +97,16 @@ pub(crate) struct Record {
     pub(crate) transition: Option<(State, State)>,
 }
 
-/// A record's words: `[type | from << 8 | to << 16 | has_elapsed << 24, unix nanos, elapsed nanos]`.
+/// A record's words: `[type | from << 8 | to << 16 | has_elapsed << 24 | error text's key << 32,
+/// unix nanos, elapsed nanos]`. The key (0: none) finds an ERROR or IGNORED_ERROR event's error
+/// text among those its breaker's feed keeps (`hub.rs`); [`Record::from_words`] ignores it.
 pub(crate) type Words = [u64; 3];
+
+/// The type of the record `words` hold, if any.
+#[inline]
+pub(crate) fn kind_of(words: &Words) -> Option<EventType> {
+    EventType::from_code(words[0] & 0xff)
+}
 
 impl Record {
     /// The record of an event, or `None` for a kind this crate does not know (the core's
@@ -122,6 +131,22 @@ impl Record {
             elapsed,
             transition,
         })
+    }
+
+    /// The words of `event`'s record: [`Record::of`] then [`Record::words`], without the
+    /// detour for the call events that nearly every call publishes.
+    #[inline]
+    pub(crate) fn words_of(event: &Event) -> Option<Words> {
+        let call = |kind: EventType, elapsed: Duration| {
+            let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+            Some([kind.code() | 1 << 24, event.at().unix_nanos(), nanos])
+        };
+        match event.kind() {
+            EventKind::Success { elapsed } => call(EventType::Success, elapsed),
+            EventKind::Error { elapsed } => call(EventType::Error, elapsed),
+            EventKind::IgnoredError { elapsed } => call(EventType::IgnoredError, elapsed),
+            _ => Record::of(event).map(|record| record.words()),
+        }
     }
 
     pub(crate) fn words(&self) -> Words {
@@ -186,6 +211,25 @@ mod tests {
         }
         assert_eq!(Record::from_words([0xff, 0, 0]), None);
         assert_eq!(Record::from_words([4 | 9 << 8 | 1 << 16, 0, 0]), None);
+    }
+
+    #[test]
+    fn a_records_words_ignore_the_error_texts_key() {
+        let record = Record {
+            kind: EventType::Error,
+            at: Timestamp::from_unix_nanos(5),
+            elapsed: Some(Duration::from_nanos(7)),
+            transition: None,
+        };
+        let [meta, at, elapsed] = record.words();
+        assert_eq!(
+            Record::from_words([meta | 42 << 32, at, elapsed]),
+            Some(record)
+        );
+        assert_eq!(
+            kind_of(&[meta | 42 << 32, at, elapsed]),
+            Some(EventType::Error)
+        );
     }
 
     #[test]

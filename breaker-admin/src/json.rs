@@ -65,7 +65,9 @@ pub(crate) fn circuit_breakers<'a>(breakers: impl IntoIterator<Item = &'a Tracke
 }
 
 /// Resilience4j's `CircuitBreakerEventDTO`, null fields left out as Spring's actuator does.
-/// `errorMessage` is never written: the core's events do not carry the error.
+/// `errorMessage` is an ERROR or IGNORED_ERROR event's error, `type: text` (the error's type
+/// name and its `Display` text, as Resilience4j writes `throwable.toString()`), while the
+/// breaker's feed keeps it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EventDto<'a> {
@@ -74,17 +76,24 @@ pub(crate) struct EventDto<'a> {
     kind: &'static str,
     creation_time: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     duration_in_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     state_transition: Option<String>,
 }
 
 impl<'a> EventDto<'a> {
-    pub(crate) fn new(name: &'a str, record: &Record) -> EventDto<'a> {
+    pub(crate) fn new(
+        name: &'a str,
+        record: &Record,
+        error_message: Option<&'a str>,
+    ) -> EventDto<'a> {
         EventDto {
             circuit_breaker_name: name,
             kind: record.kind.as_str(),
             creation_time: iso_utc(record.at),
+            error_message,
             // Java's `Duration.toMillis()`: whole milliseconds, rounded down.
             duration_in_ms: record
                 .elapsed
@@ -409,7 +418,7 @@ impl<'a> BreakerSummary<'a> {
             failed_calls: m.failed_calls,
             slow_calls: m.slow_calls,
             not_permitted_calls: m.not_permitted_calls,
-            calls: feed.calls.load(Relaxed),
+            calls: feed.calls(),
             failures: feed.failures.load(Relaxed),
             slow: feed.slow.load(Relaxed),
             rejected: feed.rejected.load(Relaxed),

@@ -35,25 +35,28 @@ pub(super) async fn one_breaker(
 }
 
 fn events_of(tracked: &Tracked, only: Option<EventType>) -> Value {
-    let records = tracked.feed.recent();
+    let records = tracked.feed.recent_with_errors();
     let list: Vec<EventDto<'_>> = records
         .iter()
-        .filter(|r| only.is_none_or(|t| r.kind == t))
-        .map(|r| EventDto::new(tracked.name(), r))
+        .filter(|(r, _)| only.is_none_or(|t| r.kind == t))
+        .map(|(r, error)| EventDto::new(tracked.name(), r, error.as_deref()))
         .collect();
     json::events(&list)
 }
 
 pub(super) async fn all_events(State(app): State<Arc<AppState>>) -> Json<Value> {
     let all = app.hub.all();
-    let per_breaker: Vec<_> = all.iter().map(|t| (t.name(), t.feed.recent())).collect();
+    let per_breaker: Vec<_> = all
+        .iter()
+        .map(|t| (t.name(), t.feed.recent_with_errors()))
+        .collect();
     let mut list: Vec<_> = per_breaker
         .iter()
-        .flat_map(|(name, records)| records.iter().map(move |r| (r.at, *name, r)))
+        .flat_map(|(name, records)| records.iter().map(move |(r, e)| (r.at, *name, (r, e))))
         .collect();
     let dtos: Vec<EventDto<'_>> = newest_by_time(&mut list)
         .iter()
-        .map(|(_, name, r)| EventDto::new(name, r))
+        .map(|(_, name, (r, error))| EventDto::new(name, r, error.as_deref()))
         .collect();
     Json(json::events(&dtos))
 }

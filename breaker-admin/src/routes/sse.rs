@@ -131,7 +131,9 @@ impl Client {
         }
         // A breaker removed since has no name left to show; its last events are skipped.
         let tracked = self.app.hub.by_id(id)?;
-        let data = serde_json::to_string(&EventDto::new(tracked.name(), &record)).ok()?;
+        let error = tracked.feed.error_text(&words);
+        let dto = EventDto::new(tracked.name(), &record, error.as_deref());
+        let data = serde_json::to_string(&dto).ok()?;
         Some(Event::default().id(ticket.to_string()).data(data))
     }
 }
