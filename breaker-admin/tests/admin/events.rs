@@ -50,15 +50,17 @@ async fn the_newest_events_oldest_first_in_resilience4j_dtos() {
     assert_eq!(status, 200);
     let event = |kind: &str, time: &str| json!({ "circuitBreakerName": "all", "type": kind, "creationTime": time });
     let call = |kind: &str, time: &str, ms: u64| json!({ "circuitBreakerName": "all", "type": kind, "creationTime": time, "durationInMs": ms });
+    // `fail` returns `Err("down")`: the error's type name and its text.
+    let error = |time: &str| json!({ "circuitBreakerName": "all", "type": "ERROR", "creationTime": time, "errorMessage": "&str: down", "durationInMs": 0 });
     // The three breakers' 250 ms calls run one after the other on one clock.
     let t1 = "2023-11-14T22:13:20.250Z";
     assert_eq!(
         body,
         json!({ "circuitBreakerEvents": [
             call("SUCCESS", t1, 250),
-            call("ERROR", t1, 0),
+            error(t1),
             call("SUCCESS", t1, 0),
-            call("ERROR", t1, 0),
+            error(t1),
             event("FAILURE_RATE_EXCEEDED", t1),
             {
                 "circuitBreakerName": "all",
@@ -125,6 +127,7 @@ async fn filtered_by_type_and_merged_by_time() {
             "circuitBreakerName": "a",
             "type": "ERROR",
             "creationTime": "2023-11-14T22:13:20.002Z",
+            "errorMessage": "&str: down",
             "durationInMs": 0
         }] })
     );

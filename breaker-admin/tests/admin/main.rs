@@ -20,6 +20,7 @@ mod ring;
 mod bulkheads;
 mod circuit_breakers;
 mod dashboard;
+mod error_messages;
 mod events;
 mod health;
 mod logging;
