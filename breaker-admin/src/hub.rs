@@ -20,11 +20,12 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use breaker_core::{
-    CircuitBreaker, ErrorText, Event, Registry, RegistryEvent, State, Subscription, Timestamp,
+    CircuitBreaker, ErrorText, Event, EventKind, Registry, RegistryEvent, State, Subscription,
+    Timestamp,
 };
 
 use crate::bulkheads::{self, TrackedBulkhead};
-use crate::event::{kind_of, EventType, Record, Words};
+use crate::event::{call_words, nanos_of, EventType, Record, Words};
 use crate::retries::{self, TrackedRetry};
 use crate::ring::Ring;
 use crate::roster::Roster;
@@ -36,6 +37,17 @@ pub(crate) struct StreamHub {
     pub(crate) ring: Ring<4>,
     /// Connected stream clients; no client, nothing is written.
     pub(crate) clients: AtomicUsize,
+}
+
+impl StreamHub {
+    /// Writes the record `words` of breaker `id` to the ring while a client is connected.
+    #[inline(always)]
+    fn hear(&self, words: Words, id: u64) {
+        if self.clients.load(Ordering::Relaxed) > 0 {
+            let [meta, at, elapsed] = words;
+            self.ring.push([meta, at, elapsed, id]);
+        }
+    }
 }
 
 /// How many state changes (STATE_TRANSITION and RESET events) each breaker keeps, whatever its
@@ -148,32 +160,43 @@ impl Feed {
     /// writes it to the event ring, to the state-change ring if it is a state change, and to the
     /// stream's ring (as the breaker `id`'s) while a stream client is connected.
     ///
-    /// A success that is not slow, nearly every call's event, is the ring's write alone.
-    #[inline]
+    /// A success that is not slow, nearly every call's event, is the ring's write alone, on a
+    /// path of its own; everything else goes through [`hear_all`](Feed::hear_all).
+    #[inline(always)]
     fn hear(&self, event: &Event, stream: &StreamHub, id: u64) {
+        if let (EventKind::Success { elapsed }, Some(ring)) = (event.kind(), &self.ring) {
+            let nanos = nanos_of(elapsed);
+            if nanos <= self.slow_nanos {
+                let words = call_words(EventType::Success, event.at(), nanos);
+                ring.push(words);
+                stream.hear(words, id);
+                return;
+            }
+        }
+        self.hear_all(event, stream, id);
+    }
+
+    /// [`hear`](Feed::hear) for any event.
+    #[inline(never)]
+    fn hear_all(&self, event: &Event, stream: &StreamHub, id: u64) {
         let Some(mut words) = Record::words_of(event) else {
             return;
         };
-        let kind = kind_of(&words);
-        if kind != Some(EventType::Success) || words[2] > self.slow_nanos || self.ring.is_none() {
-            if let Some(record) = Record::from_words(words) {
-                self.count(&record);
-            }
-        }
+        let Some(record) = Record::from_words(words) else {
+            return;
+        };
+        self.count(&record);
         if let Some(error) = event.error() {
             words[0] |= u64::from(self.texts.keep(error)) << 32;
         }
         if let Some(ring) = &self.ring {
             ring.push(words);
         }
-        if matches!(kind, Some(EventType::StateTransition | EventType::Reset)) {
+        if matches!(record.kind, EventType::StateTransition | EventType::Reset) {
             let [meta, at, _] = words;
             self.changes.push([meta, at]);
         }
-        if stream.clients.load(Ordering::Relaxed) > 0 {
-            let [meta, at, elapsed] = words;
-            stream.ring.push([meta, at, elapsed, id]);
-        }
+        stream.hear(words, id);
     }
 
     /// The `errorMessage` of the record whose words are `words` (from this feed's ring, or the
@@ -185,9 +208,8 @@ impl Feed {
         text_in(&self.texts.snapshot(), words)
     }
 
-    /// Counts `record` in what the counters keep (see [`Feed::calls`]); a success that is not
-    /// slow is not counted when the feed has an event ring.
-    #[inline(never)]
+    /// Counts `record` in what the counters keep (see [`Feed::calls`]); a success is not
+    /// counted when the feed has an event ring (unless it is slow).
     fn count(&self, record: &Record) {
         let add = |counter: &AtomicU64| {
             counter.fetch_add(1, Ordering::Relaxed);

@@ -159,7 +159,7 @@ where
 
     #[inline(always)]
     fn error_text(&self) -> Option<DescribeError<E>> {
-        Some(|error, f| fmt::Display::fmt(error, f))
+        Some(<E as fmt::Display>::fmt)
     }
 }
 

@@ -292,7 +292,7 @@ where
 {
     #[inline(always)]
     fn error_text(&self) -> Option<DescribeError<R::Err>> {
-        Some(|error, f| fmt::Display::fmt(error, f))
+        Some(<R::Err as fmt::Display>::fmt)
     }
 }
 

@@ -191,7 +191,7 @@ impl<C: Classify<Response, Error>> Classify<Response, Error> for WithErrorText<'
 
     #[inline(always)]
     fn error_text(&self) -> Option<DescribeError<Error>> {
-        Some(|error, f| fmt::Display::fmt(error, f))
+        Some(<Error as fmt::Display>::fmt)
     }
 }
 

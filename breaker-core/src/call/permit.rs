@@ -108,16 +108,32 @@ impl<'a> Permit<'a> {
         C: Classify<T, E> + ?Sized,
     {
         let outcome = self.breaker.config().classify(classify, result);
-        if outcome != Outcome::Success && self.breaker.wants_error_texts() {
-            let error = match result {
-                Err(error) => ErrorText::of_error(error, classify.error_text()),
-                Ok(_) => ErrorText::of_value::<T>(outcome == Outcome::Failure),
-            };
-            let breaker = self.breaker;
-            breaker.finish_described(self.into_grant(), outcome, &error);
-            return;
+        match outcome {
+            Outcome::Success => self.finish(outcome),
+            Outcome::Failure | Outcome::Ignored => {
+                self.finish_unsuccessful(classify, result, outcome)
+            }
         }
-        self.finish(outcome);
+    }
+
+    /// [`finish_with`](Permit::finish_with) for a failure or an ignored error: with its text,
+    /// if a listener that asked for error texts hears the breaker. Out of line, so that a
+    /// success's completion stays small.
+    #[inline(never)]
+    fn finish_unsuccessful<T, E, C>(self, classify: &C, result: &Result<T, E>, outcome: Outcome)
+    where
+        E: 'static,
+        C: Classify<T, E> + ?Sized,
+    {
+        if !self.breaker.wants_error_texts() {
+            return self.finish(outcome);
+        }
+        let error = match result {
+            Err(error) => ErrorText::of_error(error, classify.error_text()),
+            Ok(_) => ErrorText::of_value::<T>(outcome == Outcome::Failure),
+        };
+        let breaker = self.breaker;
+        breaker.finish_described(self.into_grant(), outcome, &error);
     }
 
     /// The call ran into its [`CallTimeout`]: records a failure that took at least `limit`

@@ -135,10 +135,12 @@ impl ClosedWindow {
         self.record_at(position, state, outcome, locked)
     }
 
-    /// Records one outcome at ring position `position`, taken earlier by [`record`].
+    /// Records one outcome at ring position `position`, taken earlier by [`record`]. Inlined
+    /// into [`record`]: it is every CLOSED call's completion, and out of line it returns its
+    /// [`Recorded`] through memory.
     ///
     /// [`record`]: ClosedWindow::record
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record_at(
         &self,
         position: u32,

@@ -267,6 +267,9 @@ fn a_rejection_made_without_the_lock_still_carries_the_metrics() {
     assert_eq!(seen[0].not_permitted_calls, 1);
 }
 
+/// What a listener heard: each event's kind and error text.
+type Heard = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
 /// The error texts of failed and ignored calls reach the listeners that asked for them
 /// (a breaker's and a registry's), and no other; a success, a rejection and a call completed by
 /// hand carry none.
@@ -280,7 +283,7 @@ fn error_texts_reach_only_the_listeners_that_asked() {
             .unwrap(),
     );
     let b = registry.breaker("texts");
-    let seen = |sink: &Arc<Mutex<Vec<(String, Option<String>)>>>| {
+    let seen = |sink: &Heard| {
         let sink = Arc::clone(sink);
         move |e: &breaker_core::Event| {
             let kind = format!("{:?}", e.kind())
