@@ -5,8 +5,8 @@
 //! listener, in one run.
 //!
 //! ```text
-//! cargo bench -p breaker-bench --bench admin                      # full run, about two minutes
-//! BREAKER_BENCH_QUICK=1 cargo bench -p breaker-bench --bench admin  # quick run, about 20 s
+//! cargo bench -p breaker-bench --bench admin                      # full run, about three minutes
+//! BREAKER_BENCH_QUICK=1 cargo bench -p breaker-bench --bench admin  # quick run, about 30 s
 //! ```
 //!
 //! Two registries of 10,000 breakers each (`svc-00000` to `svc-09999`, on defaults with

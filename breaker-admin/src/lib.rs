@@ -191,9 +191,11 @@
 //! Per breaker, a ring slot is its sequence word and the record's words, 8 bytes each, and a
 //! ring has the next power of two of slots: an event is 4 words (32 bytes, 4 KB for 100 events
 //! in 128 slots), a state change 3 (24 bytes, 768 bytes for 32), plus about 300 bytes of
-//! counters, the rings' heads, the error texts' lock and the breaker's entry: about 5 KB a
-//! breaker at the default buffer size, 50 MB for 10,000 breakers, and up to 16 texts of at most
-//! 256 bytes each for a breaker whose calls fail.
+//! counters, the rings' heads, the error texts' lock and the breaker's entry: about 5.2 KB a
+//! breaker at the default buffer size (5.7 KB measured as resident memory, 57 MiB for 10,000
+//! breakers in docs/PERFORMANCE.md's bench), and up to 16 texts of at most 256 bytes each for
+//! a breaker whose calls fail. A buffer size just above a power of two (129) nearly doubles the
+//! event ring's slots.
 //!
 //! Breakers are followed from when the admin is built: those in the registry then, and each one
 //! added later ([`Registry::on_registry_event_for`], which drops the hook with the admin); a

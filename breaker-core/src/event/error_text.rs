@@ -1,26 +1,7 @@
-//! The text of the error a failed call ended with, for the listeners that asked for it.
-//!
-//! Resilience4j's events carry the throwable, and its actuator writes `throwable.toString()`
-//! (`java.io.IOException: connection reset`) as an event's `errorMessage`. A Rust error has no
-//! class and, on the breaker's generic call paths, no `Display` bound (`E: 'static` only), so
-//! an [`ErrorText`] is the error's type name (`std::any::type_name`, always known, free) and,
-//! where the breaker can find one, its `Display` text:
-//!
-//! 1. from the call's classification ([`Classify::error_text`]): the attribute's expansion
-//!    passes the `Display` of its error type when the type has one; [`Described`] does the same
-//!    for a hand-written call; the reqwest middleware's errors are described so;
-//! 2. else for the error types the breaker knows through [`Any`]: `std::io::Error`, `String`,
-//!    `&'static str`, boxed and counted `dyn Error` (tower's `BoxError`), and the breaker's own
-//!    errors (a rejection, a timeout, a bulkhead's refusal);
-//! 3. else none: the type name alone.
-//!
-//! The text is at most [`ErrorText::MAX_TEXT_BYTES`] bytes, cut at a character boundary and
-//! ending with `…` when cut. It is built only for a failure or an ignored error, and only while
-//! a listener that asked for error texts hears the breaker: one allocation then (the text,
-//! shared by every such listener), none otherwise, and nothing at all on a success.
-//!
-//! [`Classify::error_text`]: crate::Classify::error_text
-//! [`Described`]: crate::Described
+//! The text of the error a failed call ended with, for the listeners that asked for it:
+//! [`ErrorText`], and the bounded writer that cuts it. Resilience4j's events carry the
+//! throwable, and its actuator writes `throwable.toString()` as an event's `errorMessage`;
+//! this is the Rust counterpart, built only when someone listens for it.
 
 use std::any::Any;
 use std::error::Error;
@@ -32,6 +13,25 @@ use crate::error::{BulkheadFull, CallNotPermitted, CallTimedOut};
 /// The error a failed (or ignored) call ended with, as the listeners that asked for error
 /// texts see it on its event ([`Event::error`](crate::Event::error)): the error's type name
 /// and, where the breaker could find one, its `Display` text, bounded.
+///
+/// The breaker's call paths are generic over an error type without a `Display` bound, so the
+/// type name (`std::any::type_name`) is always there and the text is found, in this order:
+///
+/// 1. from the call's classification ([`Classify::error_text`](crate::Classify::error_text)):
+///    `#[circuit_breaker]` passes its function's error type's `Display` when the type has one;
+///    [`Described`](crate::Described) does the same for a hand-written call; the reqwest
+///    middleware describes its errors so;
+/// 2. else for the error types the breaker knows through `Any`: `std::io::Error`, `String`,
+///    `&'static str`, boxed and counted `dyn Error` (tower's `BoxError`), and the breaker's own
+///    errors (a rejection, a timeout, a bulkhead's refusal); a panic is its message, and an
+///    `Ok` counted as a failure is its type's name with "the call's result was recorded as a
+///    failure";
+/// 3. else none: the type name alone.
+///
+/// The text is at most [`MAX_TEXT_BYTES`](ErrorText::MAX_TEXT_BYTES), cut at a character
+/// boundary and ending with `…` when cut. It is built for a failure or an ignored error only
+/// while a listener that asked for error texts hears the breaker: once (one allocation), shared
+/// by every such listener; never for a success.
 ///
 /// Its `Display` is Resilience4j's `errorMessage` shape, `type: text` (or the type alone):
 /// `std::io::error::Error: connection reset`. The text is the error's own, unescaped: write it
@@ -60,7 +60,7 @@ impl ErrorText {
     }
 
     /// The error's `Display` text, bounded; `None` where the breaker found no way to write it
-    /// (see the [module docs](self) for where it looks).
+    /// (see [`ErrorText`] for where it looks).
     pub fn text(&self) -> Option<&str> {
         self.text.as_deref()
     }
