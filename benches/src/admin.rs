@@ -1,11 +1,12 @@
 //! The operations surface under load: how long `GET /actuator/circuitbreakers` takes for 10,000
-//! breakers, and what a protected call's latency (p50, p99, p99.9, max) is while that endpoint
-//! is scraped in a loop, beside the same calls with nobody scraping and the same calls on a
-//! registry with no admin at all, in one run.
+//! breakers, and what a protected call costs (p50, p99, p99.9, max) with the admin's listener on
+//! its breaker, with 0, 1 and 100 server-sent event clients connected and while that endpoint is
+//! scraped in a loop, beside the same calls on a registry with no admin at all and with a no-op
+//! listener, in one run.
 //!
 //! ```text
-//! cargo bench -p breaker-bench --bench admin                      # full run, about a minute
-//! BREAKER_BENCH_QUICK=1 cargo bench -p breaker-bench --bench admin  # quick run, about 10 s
+//! cargo bench -p breaker-bench --bench admin                      # full run, about three minutes
+//! BREAKER_BENCH_QUICK=1 cargo bench -p breaker-bench --bench admin  # quick run, about 30 s
 //! ```
 //!
 //! Two registries of 10,000 breakers each (`svc-00000` to `svc-09999`, on defaults with
@@ -17,25 +18,40 @@
 //! Scrape time: sequential GETs through reqwest (`no_proxy()`, one kept-alive connection),
 //! each timed from `send` to the last byte of the body, with no calls being made.
 //!
-//! Call latency: one caller thread makes `call_sync` calls (CLOSED, trivial work) on one
-//! breaker, `svc-04242`, and times each alone between two `Instant::now()`; the times go into a
-//! fixed-bucket histogram (1 ns buckets up to 2 us, then 64 buckets per power of two: a
-//! quantile above 2 us is its bucket's lower bound, within 1.6%). Each round runs four phases
-//! of the same length, in an order rotated from round to round:
+//! Call latency: one caller thread makes `call_sync` calls (CLOSED, trivial work, always a
+//! success) on one breaker, `svc-04242`, timed with the CPU's time-stamp counter, each read
+//! between two `lfence`s (on x86_64; `Instant::now()` elsewhere), whose rate is measured against
+//! `Instant` over a second. The virtual machines this runs on step both clocks by about 10 ns,
+//! which cannot tell +10 ns from +0 in one call: a read lands anywhere in a step, so a single
+//! call's time is right only on average. So each phase takes turns of 1024 calls each timed
+//! alone (their p50, p99, p99.9 and max: the tails, in 10 ns steps) and 32 batches of 32 calls
+//! timed together (`p50/32`, the batches' median time per call: the typical cost, to a few
+//! tenths of a ns, the figure the rows are compared by). Times go into fixed-bucket
+//! histograms of counter ticks (1-tick buckets up to 16384 ticks, then 64 buckets per power of
+//! two) and are printed in ns. Each round runs six phases of the same length, in an order
+//! rotated from round to round:
 //!
 //! - "no admin": calls on the registry without an admin;
 //! - "no admin, no-op listener": calls on another breaker of that registry, `svc-04243`, with
 //!   one listener that does nothing (what publishing each call's event costs by itself);
-//! - "admin, not scraped" (A): calls on the admin's registry, nobody scraping;
-//! - "admin, scraped" (B): the same, while a tokio task on the server's runtime GETs
-//!   `/actuator/circuitbreakers` in a loop (it starts before the phase and has finished its
-//!   last GET before the next phase starts).
+//! - "admin, 0 clients": calls on the admin's registry, no stream client, nobody scraping;
+//! - "admin, 0 clients, scraped": the same, while a tokio task on the server's runtime GETs
+//!   `/actuator/circuitbreakers` in a loop (it starts before the phase and has finished its last
+//!   GET before the next phase starts);
+//! - "admin, 1 client" and "admin, 100 clients": the same with that many clients of
+//!   `/actuator/streamcircuitbreakerevents` connected, each a reqwest request on the server's
+//!   runtime reading the body as it comes (connected before the phase starts, dropped after it,
+//!   with a few calls made for the server to see them gone when it next writes).
 //!
-//! So the machine's two cores are one for the caller and one for the server and its scraper.
-//! Beside each phase: the caller thread's CPU time over the phase's wall time and its
-//! involuntary context switches (`getrusage(RUSAGE_THREAD)`), to show a round in which other
-//! work on the machine took its core. The figures printed are per round and pooled over the rounds; the noise is the spread of A's
-//! own p99 from round to round, which B's is compared with. The machines this runs on are
+//! After a phase with a scraper or clients, the next one starts once the process's other
+//! threads are idle again (under 5% of a core over two 100 ms intervals in a row).
+//!
+//! So the machine's two cores are one for the caller and one for the server, its scraper and
+//! its stream clients. Beside each phase: the caller thread's CPU time over the phase's wall
+//! time and its involuntary context switches (`getrusage(RUSAGE_THREAD)`), to show a round in
+//! which other work on the machine took its core. The figures printed are per round and pooled
+//! over the rounds, then each row against "no admin" (ratio and ns at p50/32 and p99); the
+//! noise is the spread of each row's own figures from round to round. The machines this runs on are
 //! shared and noisy: only comparisons within one run mean anything.
 
 // The overhead bench's harness: this bench uses part of it (and its counting allocator, which it
@@ -52,6 +68,7 @@ use std::time::{Duration, Instant};
 use breaker::admin::Admin;
 use breaker::{CircuitBreaker, Config, Registry, State};
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 use harness::{allocations_per_call, median, rss_bytes, stop_counting};
 
@@ -69,6 +86,7 @@ const CALLED: &str = "svc-04242";
 const NOOP_CALLED: &str = "svc-04243";
 
 const ALL_BREAKERS: &str = "/actuator/circuitbreakers";
+const STREAM: &str = "/actuator/streamcircuitbreakerevents";
 const DASHBOARD: &str = "/dashboard/api/breakers?limit=60";
 const HEALTH: &str = "/actuator/health";
 
@@ -144,16 +162,17 @@ fn call(breaker: &CircuitBreaker) {
     black_box(breaker.call_sync(|| Ok::<u64, ()>(black_box(1)))).ok();
 }
 
-/// Latencies in nanoseconds, in fixed buckets: 1 ns wide below [`LINEAR`], then [`SUB`] buckets
-/// per power of two, up to 2^[`MAX_EXP`]+1 ns (longer ones land in the last bucket).
+/// Latencies in ticks of [`stamp`], in fixed buckets: 1 tick wide below [`LINEAR`] (wide enough
+/// for a [`BATCH`] of calls), then [`SUB`] buckets per power of two, up to 2^[`MAX_EXP`]+1 ticks
+/// (longer ones land in the last bucket).
 struct Histogram {
     counts: Vec<u64>,
     total: u64,
     max: u64,
 }
 
-const LINEAR: u64 = 2048;
-const LINEAR_EXP: u32 = 11;
+const LINEAR: u64 = 16384;
+const LINEAR_EXP: u32 = 14;
 const SUB_BITS: u32 = 6;
 const SUB: usize = 1 << SUB_BITS;
 const MAX_EXP: u32 = 40;
@@ -216,24 +235,98 @@ impl Histogram {
         self.max
     }
 
-    fn summary(&self) -> Summary {
+    /// The quantiles, in ns, at `per_ns` ticks per ns.
+    fn summary(&self, per_ns: f64) -> Summary {
+        let ns = |ticks: u64| ticks as f64 / per_ns;
         Summary {
             calls: self.total,
-            p50: self.quantile(0.50),
-            p99: self.quantile(0.99),
-            p999: self.quantile(0.999),
-            max: self.max,
+            typical: 0.0,
+            p50: ns(self.quantile(0.50)),
+            p99: ns(self.quantile(0.99)),
+            p999: ns(self.quantile(0.999)),
+            max: ns(self.max),
         }
     }
 }
 
+/// Calls timed one by one, and in batches of [`BATCH`].
+struct Timed {
+    calls: Histogram,
+    batches: Histogram,
+}
+
+/// How many calls a batch times together: the clock steps by about 10 ns on the virtual
+/// machines this runs on (its reads are spread over that step at random, so a single call's
+/// time is right only on average), so single calls give the tails and batches the typical cost,
+/// to a few tenths of a ns.
+const BATCH: u64 = 32;
+
+impl Timed {
+    fn new() -> Timed {
+        Timed {
+            calls: Histogram::new(),
+            batches: Histogram::new(),
+        }
+    }
+
+    fn add(&mut self, other: &Timed) {
+        self.calls.add(&other.calls);
+        self.batches.add(&other.batches);
+    }
+
+    /// The single calls' quantiles, with the batches' median per call as `typical`.
+    fn summary(&self, per_ns: f64) -> Summary {
+        Summary {
+            calls: self.calls.total + self.batches.total * BATCH,
+            typical: self.batches.quantile(0.50) as f64 / BATCH as f64 / per_ns,
+            ..self.calls.summary(per_ns)
+        }
+    }
+}
+
+/// A phase's figures, in ns: `typical` is the median of the batches' time per call; the
+/// quantiles are of single calls, each timed alone.
 #[derive(Clone, Copy)]
 struct Summary {
     calls: u64,
-    p50: u64,
-    p99: u64,
-    p999: u64,
-    max: u64,
+    typical: f64,
+    p50: f64,
+    p99: f64,
+    p999: f64,
+    max: f64,
+}
+
+/// The clock the calls are timed with: the time-stamp counter on x86_64, read between two
+/// `lfence`s so that the timed call's instructions stay between the two reads (the counter
+/// ticks at a constant rate on the machines this runs on: `constant_tsc`, `nonstop_tsc`);
+/// `Instant` (in ns) elsewhere.
+#[inline(always)]
+fn stamp() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_lfence, _rdtsc};
+        // SAFETY: `lfence` and `rdtsc` read nothing of the program's and have no
+        // preconditions on x86_64 (SSE2 is part of its baseline).
+        unsafe {
+            _mm_lfence();
+            let ticks = _rdtsc();
+            _mm_lfence();
+            ticks
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        BASE.get_or_init(Instant::now).elapsed().as_nanos() as u64
+    }
+}
+
+/// Ticks of [`stamp`] per ns, measured against `Instant` over `over`.
+fn ticks_per_ns(over: Duration) -> f64 {
+    let (t0, s0) = (Instant::now(), stamp());
+    std::thread::sleep(over);
+    let (t1, s1) = (Instant::now(), stamp());
+    (s1 - s0) as f64 / (t1 - t0).as_nanos() as f64
 }
 
 /// The calling thread's CPU time (user and system) and involuntary context switches so far.
@@ -263,20 +356,29 @@ struct Share {
     preempted: u64,
 }
 
-/// Calls `f` for `length` of wall time, each call timed alone, into `into`; returns the share of
-/// its core the thread got meanwhile.
-fn timed_phase(length: Duration, into: &mut Histogram, mut f: impl FnMut()) -> Share {
+/// Calls `f` for `length` of wall time, in turns of 1024 calls each timed alone and 32 batches
+/// of [`BATCH`] calls timed together, into `into`; returns the share of its core the thread got
+/// meanwhile.
+fn timed_phase(length: Duration, into: &mut Timed, mut f: impl FnMut()) -> Share {
     let (cpu0, switches0) = thread_usage();
     let begin = Instant::now();
     let end = begin + length;
     loop {
-        let mut last = Instant::now();
         for _ in 0..1024 {
-            let start = Instant::now();
+            let start = stamp();
             f();
-            last = Instant::now();
-            into.record((last - start).as_nanos() as u64);
+            let stop = stamp();
+            into.calls.record(stop - start);
         }
+        for _ in 0..32 {
+            let start = stamp();
+            for _ in 0..BATCH {
+                f();
+            }
+            let stop = stamp();
+            into.batches.record(stop - start);
+        }
+        let last = Instant::now();
         if last >= end {
             let (cpu1, switches1) = thread_usage();
             return Share {
@@ -407,17 +509,111 @@ async fn scrape_loop(scraper: Arc<Scraper>, client: reqwest::Client, url: String
     }
 }
 
-/// The four phases of a round, by index.
-const PHASES: [&str; 4] = [
+/// The phases of a round, by index.
+const PHASES: [&str; 6] = [
     "no admin",
     "no admin, no-op listener",
-    "admin, not scraped (A)",
-    "admin, scraped (B)",
+    "admin, 0 clients",
+    "admin, 0 clients, scraped",
+    "admin, 1 client",
+    "admin, 100 clients",
 ];
 const NO_ADMIN: usize = 0;
 const NOOP: usize = 1;
 const IDLE: usize = 2;
 const SCRAPED: usize = 3;
+const ONE_CLIENT: usize = 4;
+const HUNDRED_CLIENTS: usize = 5;
+
+/// Stream clients connected during a phase: each a reqwest request on the server's runtime,
+/// reading the body as it comes.
+struct Clients {
+    tasks: Vec<JoinHandle<()>>,
+    bytes: Arc<AtomicU64>,
+}
+
+impl Clients {
+    /// Connects `n` clients to `url` and returns once the server has answered each (so each is
+    /// counted as connected, and the listener writes the stream's ring).
+    fn connect(
+        rt: &tokio::runtime::Runtime,
+        client: &reqwest::Client,
+        url: &str,
+        n: usize,
+    ) -> Clients {
+        let bytes = Arc::new(AtomicU64::new(0));
+        let (ready, mut answered) = tokio::sync::mpsc::channel(n.max(1));
+        let tasks = (0..n)
+            .map(|_| {
+                let (client, url, bytes, ready) = (
+                    client.clone(),
+                    url.to_owned(),
+                    Arc::clone(&bytes),
+                    ready.clone(),
+                );
+                rt.spawn(async move {
+                    let mut response = client.get(&url).send().await.expect("the stream answers");
+                    assert_eq!(response.status().as_u16(), 200);
+                    ready.send(()).await.ok();
+                    while let Ok(Some(chunk)) = response.chunk().await {
+                        bytes.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        rt.block_on(async {
+            for _ in 0..n {
+                answered.recv().await.expect("every client connects");
+            }
+        });
+        Clients { tasks, bytes }
+    }
+
+    /// Drops the clients' connections, publishes a few events on `breaker` (a closed
+    /// connection shows when the server next writes to it) and waits for the server to be idle
+    /// again ([`settle`]). Returns the bytes they read.
+    fn disconnect(self, breaker: &CircuitBreaker) -> u64 {
+        for task in &self.tasks {
+            task.abort();
+        }
+        for _ in 0..4 {
+            for _ in 0..100 {
+                call(breaker);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        settle();
+        self.bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// Waits (up to 10 s) until the process's other threads (the server's runtime, its clients)
+/// used under 5% of a core over two 100 ms intervals in a row, so that what a phase left
+/// running does not run into the next one.
+fn settle() {
+    let others = || {
+        // SAFETY: as in `thread_usage`: `getrusage` writes the zeroed struct it is given.
+        let process = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            usage
+        };
+        let tv = |t: libc::timeval| {
+            Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+        };
+        let (mine, _) = thread_usage();
+        (tv(process.ru_utime) + tv(process.ru_stime)).saturating_sub(mine)
+    };
+    let interval = Duration::from_millis(100);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut quiet = 0;
+    while quiet < 2 && Instant::now() < deadline {
+        let before = others();
+        std::thread::sleep(interval);
+        let used = others().saturating_sub(before);
+        quiet = if used < interval / 20 { quiet + 1 } else { 0 };
+    }
+}
 
 fn print_row(label: &str, round: &str, s: Summary, share: Option<Share>, extra: &str) {
     let (cpu, preempted) = match share {
@@ -425,15 +621,16 @@ fn print_row(label: &str, round: &str, s: Summary, share: Option<Share>, extra: 
         None => ("-".to_owned(), "-".to_owned()),
     };
     println!(
-        "  {label:<26} {round:>5} {:>10} {:>5} {:>5} {:>6} {:>10} {cpu:>5} {preempted:>7}  {extra}",
-        s.calls, s.p50, s.p99, s.p999, s.max
+        "  {label:<26} {round:>5} {:>10} {:>7.1} {:>6.1} {:>6.1} {:>6.1} {:>10.0} {cpu:>5} \
+         {preempted:>7}  {extra}",
+        s.calls, s.typical, s.p50, s.p99, s.p999, s.max
     );
 }
 
 fn print_table_header() {
     println!(
-        "  {:<26} {:>5} {:>10} {:>5} {:>5} {:>6} {:>10} {:>5} {:>7}",
-        "phase", "round", "calls", "p50", "p99", "p99.9", "max", "cpu", "preempt"
+        "  {:<26} {:>5} {:>10} {:>7} {:>6} {:>6} {:>6} {:>10} {:>5} {:>7}",
+        "phase", "round", "calls", "p50/32", "p50", "p99", "p99.9", "max", "cpu", "preempt"
     );
 }
 
@@ -443,11 +640,13 @@ fn main() {
     stop_counting();
     let plan = Plan::from_env();
     println!(
-        "breaker admin bench ({} mode: {} GETs per endpoint; {} rounds of 4 call phases of {:?} \
-         each; 1 caller thread, the server on a tokio runtime with 1 worker; {} CPUs, shared)\n",
+        "breaker admin bench ({} mode: {} GETs per endpoint; {} rounds of {} call phases of \
+         {:?} each; 1 caller thread, the server on a tokio runtime with 1 worker; {} CPUs, \
+         shared)\n",
         if plan.quick { "quick" } else { "full" },
         plan.scrapes,
         plan.rounds,
+        PHASES.len(),
         plan.phase,
         std::thread::available_parallelism().map_or(0, |n| n.get()),
     );
@@ -539,42 +738,51 @@ fn main() {
         format!("{base}{ALL_BREAKERS}"),
     ));
 
+    let per_ns = ticks_per_ns(Duration::from_secs(1));
     println!(
         "\nThe protected call: call_sync on {CALLED} (CLOSED, trivial work) on 1 caller thread, \
-         each call timed alone between two Instant::now(); ns"
+         timed with {} ({per_ns:.3} ticks per ns), in turns of 1024 calls each timed alone (p50 to \
+         max) and 32 batches of {BATCH} calls timed together (p50/32: the batches' median per \
+         call); ns",
+        if cfg!(target_arch = "x86_64") {
+            "the time-stamp counter, each read between two lfences"
+        } else {
+            "Instant::now()"
+        },
     );
     print_table_header();
 
-    // The clock's own floor: the same two `Instant::now()` around nothing.
-    let mut floor = Histogram::new();
+    // The clock's own floor: the same two reads around nothing.
+    let mut floor = Timed::new();
     let share = timed_phase(plan.phase / 4, &mut floor, || {
         black_box(());
     });
     print_row(
         "clock floor (no call)",
         "-",
-        floor.summary(),
+        floor.summary(per_ns),
         Some(share),
-        "two Instant::now() around nothing",
+        "two reads of the clock around nothing",
     );
 
     let (plan_rounds, phase) = (plan.rounds, plan.phase);
     let caller_scraper = Arc::clone(&scraper);
-    // Each round's histogram and core share of each phase, and what the scraper did in its B.
-    type Round = ([(Histogram, Share); 4], String);
+    let stream_url = format!("{base}{STREAM}");
+    // Each round's histogram and core share of each phase, and what happened beside it.
+    type Round = ([(Timed, Share); PHASES.len()], [String; PHASES.len()]);
     let rounds: Vec<Round> = std::thread::scope(|s| {
         s.spawn(|| {
             let scraper = caller_scraper;
             // Warm up the breakers' paths and the caller's caches.
-            let mut warm = Histogram::new();
+            let mut warm = Timed::new();
             for b in [&plain, &noop, &called] {
                 timed_phase(phase / 4, &mut warm, || call(b));
             }
             let mut rounds = Vec::with_capacity(plan_rounds);
             for round in 0..plan_rounds {
-                let mut h: [(Histogram, Share); 4] =
-                    std::array::from_fn(|_| (Histogram::new(), Share::default()));
-                let mut gets = String::new();
+                let mut h: [(Timed, Share); PHASES.len()] =
+                    std::array::from_fn(|_| (Timed::new(), Share::default()));
+                let mut beside: [String; PHASES.len()] = Default::default();
                 for k in 0..PHASES.len() {
                     let which = (round + k) % PHASES.len();
                     let (hist, share) = &mut h[which];
@@ -582,22 +790,35 @@ fn main() {
                         NO_ADMIN => timed_phase(phase, hist, || call(&plain)),
                         NOOP => timed_phase(phase, hist, || call(&noop)),
                         IDLE => timed_phase(phase, hist, || call(&called)),
-                        _ => {
+                        SCRAPED => {
                             let (n0, t0) = scraper.done();
                             scraper.start();
                             let share = timed_phase(phase, hist, || call(&called));
                             scraper.stop();
+                            settle();
                             let (n1, t1) = scraper.done();
                             let n = n1 - n0;
-                            gets = format!(
+                            beside[which] = format!(
                                 "{n} GETs of {ALL_BREAKERS} meanwhile, {:.2} ms each",
                                 ms((t1 - t0) / n.max(1) as u32)
                             );
                             share
                         }
+                        ONE_CLIENT | HUNDRED_CLIENTS => {
+                            let n = if which == ONE_CLIENT { 1 } else { 100 };
+                            let clients = Clients::connect(&rt, &client, &stream_url, n);
+                            let share = timed_phase(phase, hist, || call(&called));
+                            let bytes = clients.disconnect(&called);
+                            beside[which] = format!(
+                                "{n} stream clients read {:.1} MB meanwhile",
+                                bytes as f64 / 1e6
+                            );
+                            share
+                        }
+                        _ => unreachable!("a phase of PHASES"),
                     };
                 }
-                rounds.push((h, gets));
+                rounds.push((h, beside));
             }
             rounds
         })
@@ -605,28 +826,27 @@ fn main() {
         .unwrap()
     });
 
-    let summaries: Vec<[Summary; 4]> = rounds
+    let summaries: Vec<[Summary; PHASES.len()]> = rounds
         .iter()
-        .map(|(h, _)| std::array::from_fn(|which| h[which].0.summary()))
+        .map(|(h, _)| std::array::from_fn(|which| h[which].0.summary(per_ns)))
         .collect();
     for (which, label) in PHASES.iter().enumerate() {
-        for (r, ((h, gets), s)) in rounds.iter().zip(&summaries).enumerate() {
-            let extra = if which == SCRAPED { gets.as_str() } else { "" };
+        for (r, ((h, beside), s)) in rounds.iter().zip(&summaries).enumerate() {
             print_row(
                 label,
                 &(r + 1).to_string(),
                 s[which],
                 Some(h[which].1),
-                extra,
+                &beside[which],
             );
         }
     }
-    let pooled: [Summary; 4] = std::array::from_fn(|which| {
-        let mut all = Histogram::new();
+    let pooled: [Summary; PHASES.len()] = std::array::from_fn(|which| {
+        let mut all = Timed::new();
         for (h, _) in &rounds {
             all.add(&h[which].0);
         }
-        all.summary()
+        all.summary(per_ns)
     });
     println!();
     for (which, label) in PHASES.iter().enumerate() {
@@ -637,48 +857,46 @@ fn main() {
     drop(rt);
 }
 
-fn ratio(a: u64, b: u64) -> f64 {
-    a as f64 / b.max(1) as f64
-}
-
-/// The ratios of the run, and whether B's p99 stayed within the noise: its rise over A's
-/// (pooled) no larger than the spread of A's own p99 from round to round.
-fn print_verdict(rounds: &[[Summary; 4]], pooled: &[Summary; 4]) {
-    let [plain, noop, idle, scraped] = *pooled;
-    let range = |which: usize, f: fn(&Summary) -> u64| -> (u64, u64) {
+/// Each row against "no admin" (and the scraped phase against the unscraped one), pooled over
+/// the rounds, with each row's own spread from round to round.
+fn print_verdict(rounds: &[[Summary; PHASES.len()]], pooled: &[Summary; PHASES.len()]) {
+    let spread = |which: usize, f: fn(&Summary) -> f64| -> (f64, f64) {
         let v = rounds.iter().map(|r| f(&r[which]));
-        (v.clone().min().unwrap(), v.max().unwrap())
+        (
+            v.clone().fold(f64::INFINITY, f64::min),
+            v.fold(f64::NEG_INFINITY, f64::max),
+        )
     };
-    let (a50_min, a50_max) = range(IDLE, |s| s.p50);
-    let (b50_min, b50_max) = range(SCRAPED, |s| s.p50);
-    let (a99_min, a99_max) = range(IDLE, |s| s.p99);
-    let (b99_min, b99_max) = range(SCRAPED, |s| s.p99);
-    let diff = |a: u64, b: u64| a as i64 - b as i64;
-    println!("\nRatios in this run (pooled over the rounds):");
-    let line = |what: &str, x: Summary, y: Summary| {
-        println!(
-            "  {what:<36} p50 {:.2}  p99 {:.2}  p99.9 {:.2}  ({:+} ns at p50, {:+} ns at p99)",
-            ratio(x.p50, y.p50),
-            ratio(x.p99, y.p99),
-            ratio(x.p999, y.p999),
-            diff(x.p50, y.p50),
-            diff(x.p99, y.p99),
-        );
-    };
-    line("scraped / not scraped (B/A)", scraped, idle);
-    line("admin's listener (A / no admin)", idle, plain);
-    line("  of which publishing (no-op / none)", noop, plain);
-    line("  and the admin's work (A / no-op)", idle, noop);
+    println!("\nEach row against \"no admin\" (pooled over the rounds; ns):");
     println!(
-        "  per round: A's p50 {a50_min}..{a50_max} ns, B's {b50_min}..{b50_max} ns; \
-         A's p99 {a99_min}..{a99_max} ns, B's {b99_min}..{b99_max} ns"
+        "  {:<26} {:>8} {:>10} {:>8} {:>9}   {:>16} {:>15}",
+        "phase", "p50/32 x", "p50/32 +ns", "p99 x", "p99 +ns", "p50/32 per round", "p99 per round"
     );
-    let rise = diff(scraped.p99, idle.p99);
-    let spread = diff(a99_max, a99_min);
+    let base = pooled[NO_ADMIN];
+    for (which, label) in PHASES.iter().enumerate() {
+        let s = pooled[which];
+        let (typical_lo, typical_hi) = spread(which, |s| s.typical);
+        let (p99_lo, p99_hi) = spread(which, |s| s.p99);
+        println!(
+            "  {label:<26} {:>8.2} {:>+10.1} {:>8.2} {:>+9.1}   {:>7.1}..{:<7.1} {:>6.1}..{:<7.1}",
+            s.typical / base.typical,
+            s.typical - base.typical,
+            s.p99 / base.p99,
+            s.p99 - base.p99,
+            typical_lo,
+            typical_hi,
+            p99_lo,
+            p99_hi,
+        );
+    }
+    let (idle, scraped) = (pooled[IDLE], pooled[SCRAPED]);
+    let (a99_lo, a99_hi) = spread(IDLE, |s| s.p99);
+    let rise = scraped.p99 - idle.p99;
+    let noise = a99_hi - a99_lo;
     println!(
-        "  the call's p99 while scraped: {rise:+} ns over A's (pooled), A-to-A spread {spread} ns \
-         between rounds: {}",
-        if rise <= spread {
+        "  the call's p99 while scraped: {rise:+.1} ns over the unscraped phase's (pooled), whose \
+         own p99 spread {noise:.1} ns between rounds: {}",
+        if rise <= noise {
             "within the noise"
         } else {
             "NOT within the noise"

@@ -19,16 +19,19 @@ pub fn circuit_breaker_events(admin: &Admin) -> Vec<u8> {
 /// first), the newest kept.
 pub fn circuit_breaker_events_by_full_sort(admin: &Admin) -> Vec<u8> {
     let all = admin.hub.all();
-    let per_breaker: Vec<_> = all.iter().map(|t| (t.name(), t.feed.recent())).collect();
+    let per_breaker: Vec<_> = all
+        .iter()
+        .map(|t| (t.name(), t.feed.recent_with_errors()))
+        .collect();
     let mut list: Vec<_> = per_breaker
         .iter()
-        .flat_map(|(name, records)| records.iter().map(move |r| (r.at, *name, r)))
+        .flat_map(|(name, records)| records.iter().map(move |(r, e)| (r.at, *name, (r, e))))
         .collect();
     list.sort_by_key(|(at, _, _)| *at);
     let skip = list.len().saturating_sub(MAX_ALL_EVENTS);
     let circuit_breaker_events: Vec<EventDto<'_>> = list[skip..]
         .iter()
-        .map(|(_, name, r)| EventDto::new(name, r, None))
+        .map(|(_, name, (r, e))| EventDto::new(name, r, e.as_deref()))
         .collect();
     serde_json::to_vec(&EventsResponse {
         circuit_breaker_events,
@@ -43,19 +46,22 @@ pub fn select_by_heap(admin: &Admin) -> (usize, u64) {
     let picked = newest(
         all.iter().map(|t| t.feed.newest_first()),
         MAX_ALL_EVENTS,
-        |r| r.at,
+        |(r, _)| r.at,
     );
-    let newest = picked.last().map_or(0, |(_, r)| r.at.unix_nanos());
+    let newest = picked.last().map_or(0, |(_, (r, _))| r.at.unix_nanos());
     (picked.len(), newest)
 }
 
 /// The selection alone, by the full sort: as [`select_by_heap`].
 pub fn select_by_full_sort(admin: &Admin) -> (usize, u64) {
     let all = admin.hub.all();
-    let per_breaker: Vec<_> = all.iter().map(|t| (t.name(), t.feed.recent())).collect();
+    let per_breaker: Vec<_> = all
+        .iter()
+        .map(|t| (t.name(), t.feed.recent_with_errors()))
+        .collect();
     let mut list: Vec<_> = per_breaker
         .iter()
-        .flat_map(|(name, records)| records.iter().map(move |r| (r.at, *name, r)))
+        .flat_map(|(name, records)| records.iter().map(move |(r, e)| (r.at, *name, (r, e))))
         .collect();
     list.sort_by_key(|(at, _, _)| *at);
     let skip = list.len().saturating_sub(MAX_ALL_EVENTS);

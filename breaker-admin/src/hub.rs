@@ -1,27 +1,31 @@
 //! What the admin keeps per breaker, and how it stays attached to the registry's set.
 //!
-//! Each breaker gets a [`Feed`] (its event ring, its state-change ring and cumulative counters)
-//! and one listener of its own ([`CircuitBreaker::subscribe`]) that writes them, and the
-//! stream's ring while it is switched on (`stream.rs`). The listener runs on the thread that
-//! publishes the event: it takes no lock and allocates nothing (a few atomic adds and the rings'
-//! lock-free writes). The maps below are for the HTTP side only; the call path never touches
-//! them.
+//! Each breaker gets a [`Feed`] (its event ring, its state-change ring, cumulative counters and
+//! the texts of its recent errors) and one listener of its own
+//! ([`CircuitBreaker::subscribe_with_error_texts`]) that writes them, and the stream's ring
+//! while it is switched on (`stream.rs`). The listener runs on the thread that publishes the
+//! event and never waits: for a success it writes the event ring and nothing else (the calls
+//! are counted by the ring's own ticket counter); a failure, a rejection or a state change
+//! also adds to a counter, and a failure or ignored error keeps its error's text with a
+//! `try_lock` (dropped if the lock is taken at that instant). The maps below are for the HTTP
+//! side only; the call path never touches them.
 //!
 //! Breakers are attached when the admin is built and then through the registry's hook
 //! ([`Registry::on_registry_event`]): `Added` attaches, `Removed` drops the breaker's feed and
 //! unsubscribes, `Replaced` does both. The registry holds the hub weakly
 //! ([`Registry::on_registry_event_for`]) and drops the hook once the admin is gone.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use breaker_core::{
-    CircuitBreaker, Event, Registry, RegistryEvent, State, Subscription, Timestamp,
+    CircuitBreaker, ErrorText, Event, EventKind, Registry, RegistryEvent, State, Subscription,
+    Timestamp,
 };
 
 use crate::bulkheads::{self, TrackedBulkhead};
-use crate::event::{EventType, Record, Words};
+use crate::event::{call_words, nanos_of, EventType, Record, Words};
 use crate::retries::{self, TrackedRetry};
 use crate::ring::Ring;
 use crate::roster::Roster;
@@ -31,7 +35,13 @@ use crate::stream::{Counted, StreamHub, StreamLimits};
 /// `event-consumer-buffer-size`: `GET /dashboard/api/breakers/{name}/states`.
 pub(crate) const STATE_CHANGES_KEPT: usize = 32;
 
-/// One breaker's recent events, recent state changes and cumulative counters.
+/// How many error texts each breaker keeps: those of its newest failed or ignored calls, for
+/// the `errorMessage` of their events. (Older ERROR and IGNORED_ERROR events in the ring show
+/// none.)
+pub(crate) const ERROR_TEXTS_KEPT: usize = 16;
+
+/// One breaker's recent events, recent state changes, cumulative counters and recent error
+/// texts.
 #[derive(Debug)]
 pub(crate) struct Feed {
     /// `event-consumer-buffer-size` records; `None` for a size of 0.
@@ -40,12 +50,73 @@ pub(crate) struct Feed {
     /// their [`Words`] (a state change has no duration), so a busy breaker's calls never push
     /// its state history out.
     changes: Ring<2>,
-    pub(crate) calls: AtomicU64,
+    /// Calls (SUCCESS, ERROR, IGNORED_ERROR), counted only without an event ring: with one,
+    /// they are the ring's records less the others ([`Feed::calls`]), so that a success, the
+    /// event of nearly every call, costs the ring's write and no counter.
+    calls: AtomicU64,
     pub(crate) failures: AtomicU64,
     pub(crate) slow: AtomicU64,
     pub(crate) rejected: AtomicU64,
+    /// Records that are neither calls nor rejections (state changes, resets, rates exceeded).
+    others: AtomicU64,
     /// `slow-call-duration-threshold`: a call longer than this is slow.
     slow_nanos: u64,
+    texts: ErrorTexts,
+}
+
+/// The texts of a breaker's newest failed or ignored calls ([`ERROR_TEXTS_KEPT`]), each under a
+/// key that its event's record carries in its words ([`Words`]).
+#[derive(Debug, Default)]
+struct ErrorTexts {
+    /// The key of the last text kept (0: none yet; keys skip 0 when they wrap).
+    last: AtomicU32,
+    /// Newest last; allocated at the first text.
+    kept: Mutex<VecDeque<(u32, ErrorText)>>,
+}
+
+impl ErrorTexts {
+    /// Keeps `error` and returns its key, or 0 if the texts' lock was taken (by a reader or
+    /// another failing call): the call path never waits for it. A text equal to the newest
+    /// kept shares its allocation.
+    #[cold]
+    fn keep(&self, error: &ErrorText) -> u32 {
+        let Ok(mut kept) = self.kept.try_lock() else {
+            return 0;
+        };
+        let mut key = self.last.load(Ordering::Relaxed).wrapping_add(1);
+        if key == 0 {
+            key = 1;
+        }
+        self.last.store(key, Ordering::Relaxed);
+        let text = match kept.back() {
+            Some((_, newest)) if newest == error => newest.clone(),
+            _ => error.clone(),
+        };
+        if kept.len() == ERROR_TEXTS_KEPT {
+            kept.pop_front();
+        }
+        kept.push_back((key, text));
+        key
+    }
+
+    /// The texts kept, for a reader that looks up several keys.
+    fn snapshot(&self) -> Vec<(u32, ErrorText)> {
+        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.iter().cloned().collect()
+    }
+}
+
+/// The text of the record whose words are `words`, among `texts`: Resilience4j's
+/// `errorMessage` (`type: text`).
+fn text_in(texts: &[(u32, ErrorText)], words: &Words) -> Option<String> {
+    let key = (words[0] >> 32) as u32;
+    if key == 0 {
+        return None;
+    }
+    texts
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, text)| text.to_string())
 }
 
 impl Feed {
@@ -59,66 +130,151 @@ impl Feed {
             failures: AtomicU64::new(0),
             slow: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
+            others: AtomicU64::new(0),
             slow_nanos: u64::try_from(config.slow_call_duration_threshold().as_nanos())
                 .unwrap_or(u64::MAX),
+            texts: ErrorTexts::default(),
         }
     }
 
+    /// What the breaker's listener does with each event: counts it, keeps its error's text,
+    /// writes it to the event ring, to the state-change ring if it is a state change, and to the
+    /// stream's ring (as the breaker `id`'s) while a stream client is connected.
+    ///
+    /// A success that is not slow, nearly every call's event, is the ring's write alone, on a
+    /// path of its own; everything else goes through [`hear_all`](Feed::hear_all).
+    #[inline(always)]
+    fn hear(&self, event: &Event, stream: &StreamHub, id: u64) {
+        if let (EventKind::Success { elapsed }, Some(ring)) = (event.kind(), &self.ring) {
+            let nanos = nanos_of(elapsed);
+            if nanos <= self.slow_nanos {
+                let words = call_words(EventType::Success, event.at(), nanos);
+                ring.push(words);
+                stream.hear(words, id);
+                return;
+            }
+        }
+        self.hear_all(event, stream, id);
+    }
+
+    /// [`hear`](Feed::hear) for any event.
+    #[inline(never)]
+    fn hear_all(&self, event: &Event, stream: &StreamHub, id: u64) {
+        let Some(mut words) = Record::words_of(event) else {
+            return;
+        };
+        let Some(record) = Record::from_words(words) else {
+            return;
+        };
+        self.count(&record);
+        if let Some(error) = event.error() {
+            words[0] |= u64::from(self.texts.keep(error)) << 32;
+        }
+        if let Some(ring) = &self.ring {
+            ring.push(words);
+        }
+        if matches!(record.kind, EventType::StateTransition | EventType::Reset) {
+            let [meta, at, _] = words;
+            self.changes.push([meta, at]);
+        }
+        stream.hear(words, id);
+    }
+
+    /// The `errorMessage` of the record whose words are `words` (from this feed's ring, or the
+    /// stream's): its error's type and text, if the feed still keeps them.
+    pub(crate) fn error_text(&self, words: &Words) -> Option<String> {
+        if words[0] >> 32 == 0 {
+            return None;
+        }
+        text_in(&self.texts.snapshot(), words)
+    }
+
+    /// Counts `record` in what the counters keep (see [`Feed::calls`]); a success is not
+    /// counted when the feed has an event ring (unless it is slow).
     fn count(&self, record: &Record) {
         let add = |counter: &AtomicU64| {
             counter.fetch_add(1, Ordering::Relaxed);
         };
         match record.kind {
-            EventType::Success | EventType::Error => {
-                add(&self.calls);
+            EventType::Success | EventType::Error | EventType::IgnoredError => {
+                if self.ring.is_none() {
+                    add(&self.calls);
+                }
                 if record.kind == EventType::Error {
                     add(&self.failures);
                 }
-                let nanos = record.elapsed.map_or(0, |d| d.as_nanos());
-                if nanos > u128::from(self.slow_nanos) {
+                if record.kind != EventType::IgnoredError
+                    && record
+                        .elapsed
+                        .is_some_and(|d| d.as_nanos() > u128::from(self.slow_nanos))
+                {
                     add(&self.slow);
                 }
             }
-            EventType::IgnoredError => add(&self.calls),
             EventType::NotPermitted => add(&self.rejected),
             EventType::StateTransition
             | EventType::Reset
             | EventType::ForcedOpen
             | EventType::Disabled
             | EventType::FailureRateExceeded
-            | EventType::SlowCallRateExceeded => {}
+            | EventType::SlowCallRateExceeded => add(&self.others),
         }
     }
 
-    /// Every event it was given: its ring's head; without a ring (a buffer size of 0), its
-    /// calls, rejections and state changes (its FAILURE_RATE_EXCEEDED and
-    /// SLOW_CALL_RATE_EXCEEDED events are then not counted).
+    /// Every event it was given: with an event ring, every record the ring was given (kept or
+    /// given up); without one (a buffer size of 0), its calls, rejections and the others.
     fn published(&self) -> u64 {
         match &self.ring {
-            Some(ring) => ring.head(),
+            Some(ring) => ring.pushed(),
             None => {
                 let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-                read(&self.calls) + read(&self.rejected) + self.changes.head()
+                read(&self.calls) + read(&self.rejected) + read(&self.others)
             }
         }
     }
 
-    /// The ring's records, oldest first.
-    pub(crate) fn recent(&self) -> Vec<Record> {
-        self.ring.as_ref().map_or_else(Vec::new, |ring| {
-            ring.recent()
-                .into_iter()
-                .filter_map(|(_, words)| Record::from_words(words))
-                .collect()
-        })
+    /// Calls (SUCCESS, ERROR and IGNORED_ERROR) since the admin followed the breaker: with an
+    /// event ring, every record it was given (kept or given up) less the rejections and the
+    /// others. (Read while calls are recorded, it may be off by the events being published at
+    /// that instant.)
+    pub(crate) fn calls(&self) -> u64 {
+        match &self.ring {
+            Some(ring) => {
+                let not_calls =
+                    self.rejected.load(Ordering::Relaxed) + self.others.load(Ordering::Relaxed);
+                ring.pushed().saturating_sub(not_calls)
+            }
+            None => self.calls.load(Ordering::Relaxed),
+        }
     }
 
-    /// The ring's records from the newest back, read lazily (`Ring::newest_first`).
-    pub(crate) fn newest_first(&self) -> impl Iterator<Item = Record> + '_ {
+    /// The ring's records, oldest first, each with its `errorMessage` (its error's type and
+    /// text) if it has one and the feed still keeps it.
+    pub(crate) fn recent_with_errors(&self) -> Vec<(Record, Option<String>)> {
+        let Some(ring) = &self.ring else {
+            return Vec::new();
+        };
+        let recent = ring.recent();
+        let texts = match recent.iter().any(|(_, words)| words[0] >> 32 != 0) {
+            true => self.texts.snapshot(),
+            false => Vec::new(),
+        };
+        recent
+            .into_iter()
+            .filter_map(|(_, words)| {
+                let record = Record::from_words(words)?;
+                Some((record, text_in(&texts, &words)))
+            })
+            .collect()
+    }
+
+    /// The ring's records from the newest back, read lazily (`Ring::newest_first`), each with
+    /// its words (for [`Feed::error_text`]).
+    pub(crate) fn newest_first(&self) -> impl Iterator<Item = (Record, Words)> + '_ {
         self.ring
             .iter()
             .flat_map(Ring::newest_first)
-            .filter_map(Record::from_words)
+            .filter_map(|words| Record::from_words(words).map(|record| (record, words)))
     }
 
     /// The state-change ring's records (STATE_TRANSITION and RESET), oldest first, and how many
@@ -163,29 +319,12 @@ impl Tracked {
         let feed = Arc::new(Feed::new(breaker));
         let listener = {
             let (feed, stream) = (Arc::clone(&feed), Arc::clone(stream));
-            move |event: &Event| {
-                let Some(record) = Record::of(event) else {
-                    return;
-                };
-                feed.count(&record);
-                let words: Words = record.words();
-                if let Some(ring) = &feed.ring {
-                    ring.push(words);
-                }
-                if matches!(record.kind, EventType::StateTransition | EventType::Reset) {
-                    let [meta, at, _] = words;
-                    feed.changes.push([meta, at]);
-                }
-                if stream.clients.load(Ordering::Relaxed) > 0 {
-                    let [meta, at, elapsed] = words;
-                    stream.ring.push([meta, at, elapsed, id]);
-                }
-            }
+            move |event: &Event| feed.hear(event, &stream, id)
         };
         // Subscribed first, then the state read: a transition made after the read is in the
         // ring. (One published while the admin attaches can be in both, at or just before
         // `since`; the reverse order could lose one, and with it the state for good.)
-        let subscription = breaker.subscribe(listener);
+        let subscription = breaker.subscribe_with_error_texts(listener);
         let (initial_state, since) = (breaker.state(), breaker.clock().now());
         Tracked {
             id,

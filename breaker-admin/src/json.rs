@@ -87,7 +87,9 @@ impl<'a> CircuitBreakersResponse<'a> {
 }
 
 /// Resilience4j's `CircuitBreakerEventDTO`, its fields in its order, a field the event has no
-/// value for written as `null` (see the module's docs).
+/// value for written as `null` (see the module's docs). `errorMessage` is an ERROR or
+/// IGNORED_ERROR event's error, `type: text` (the error's type name and its `Display` text, as
+/// Resilience4j writes `throwable.toString()`), while the breaker's feed keeps it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EventDto<'a> {
@@ -355,7 +357,7 @@ impl<'a> BreakerSummary<'a> {
             failed_calls: m.failed_calls,
             slow_calls: m.slow_calls,
             not_permitted_calls: m.not_permitted_calls,
-            calls: feed.calls.load(Relaxed),
+            calls: feed.calls(),
             failures: feed.failures.load(Relaxed),
             slow: feed.slow.load(Relaxed),
             rejected: feed.rejected.load(Relaxed),

@@ -106,9 +106,15 @@
 //!   too. A value Spring's converter would not convert is a 400 that names it and lists the
 //!   four, as Spring answers 400; a blank one is a 400 too (Spring passes no value, on which
 //!   Resilience4j's operation fails with a 500).
-//! - A breaker event's `errorMessage` is the error's text where the admin captured it, and
-//!   `null` otherwise (Resilience4j writes `throwable.toString()` on every ERROR and
-//!   IGNORED_ERROR). A retry event's says what the event tells instead (below).
+//! - A breaker event's `errorMessage` (ERROR and IGNORED_ERROR) is Resilience4j's
+//!   `throwable.toString()` shape, `type: text`: the error's Rust type name
+//!   (`std::io::error::Error`) where Java prints the class name, then its `Display` text where
+//!   the breaker can find one ([`ErrorText`](breaker_core::ErrorText): under the attribute, with
+//!   [`Described`](breaker_core::Described), for the reqwest middleware and for the types the
+//!   breaker knows on its own), cut at 256 bytes and marked `…`; a type without `Display` is
+//!   named alone. Each breaker keeps the texts of its newest 16 failed or ignored calls (below),
+//!   where Resilience4j keeps every buffered event's throwable: older ERROR events in the ring
+//!   show none. A retry event's `errorMessage` says what the event tells instead (below).
 //! - `GET /actuator/circuitbreakerevents` (every breaker), `GET /actuator/bulkheadevents`
 //!   (every bulkhead) and `GET /actuator/retryevents` (every retry) give at most the newest
 //!   10,000 events; each breaker, bulkhead and retry keeps its `event-consumer-buffer-size`
@@ -363,14 +369,20 @@
 //! seconds of calls, so it also keeps its newest 32 state changes (STATE_TRANSITION and RESET
 //! events only) in a second ring, whatever its buffer size, with its state and the time when
 //! the admin started following it: the state history above. All of it is written by one
-//! listener on the thread that publishes the event, with atomics only: no lock, no allocation,
-//! no waiting (see `ring.rs`; a state change is one more ring write). The stream's ring, shared
-//! by every breaker, is written only while a stream client is connected (and for the linger
-//! after the last one leaves: "The event stream" above). The breaker itself
-//! publishes a CLOSED call's event without its lock, as it records the call, so following a
-//! breaker puts no call behind a lock either; what it costs per call is measured in
-//! docs/PERFORMANCE.md ("The operations surface under load"). Without the `admin` feature
-//! none of this exists.
+//! listener on the thread that publishes the event, with atomics only: no lock, no waiting
+//! (see `ring.rs`; a state change is one more ring write). A success is one ring write and
+//! nothing else (the calls are counted by the ring's tickets, less the rejections and other
+//! events, which have counters of their own). The listener subscribes with error texts
+//! ([`CircuitBreaker::subscribe_with_error_texts`]): each failed or ignored call has its
+//! error's text built once (one allocation), and the newest 16 are kept beside the ring under
+//! a `try_lock`, so a call never waits (a text is left out if the lock is taken at that
+//! instant, by a reader or another failing call); a text equal to the newest kept shares its
+//! allocation. The stream's ring, shared by every breaker, is written only while a stream
+//! client is connected (and for the linger after the last one leaves: "The event stream"
+//! above). The breaker itself publishes a CLOSED call's event without its lock,
+//! as it records the call, so following a breaker puts no call behind a lock either; what it
+//! costs per call is measured in docs/PERFORMANCE.md ("The operations surface under load").
+//! Without the `admin` feature none of this exists.
 //!
 //! `GET /actuator/circuitbreakerevents` reads each ring back from its newest event and keeps a
 //! heap of one candidate per breaker, picking the newest of all until it has its 10,000: it
@@ -381,11 +393,14 @@
 //! and 2.4 MiB to choose the events, against 180 ms and 115 MiB for the full sort
 //! (docs/PERFORMANCE.md, "The operations surface under load").
 //!
-//! Per breaker, a ring slot is its sequence word and the record's words, 8 bytes each: an
-//! event is 4 words (32 bytes, 3.2 KB for 100 events), a state change 3 (24 bytes, 768 bytes
-//! for 32), plus about 250 bytes of counters, the rings' heads and the breaker's entry: about
-//! 4.2 KB a breaker at the default buffer size (the state changes' share is under a fifth),
-//! 42 MB for 10,000 breakers.
+//! Per breaker, a ring slot is its sequence word and the record's words, 8 bytes each, and a
+//! ring has the next power of two of slots: an event is 4 words (32 bytes, 4 KB for 100 events
+//! in 128 slots), a state change 3 (24 bytes, 768 bytes for 32), plus about 300 bytes of
+//! counters, the rings' heads, the error texts' lock and the breaker's entry: about 5.2 KB a
+//! breaker at the default buffer size (5.7 KB measured as resident memory, 57 MiB for 10,000
+//! breakers in docs/PERFORMANCE.md's bench), and up to 16 texts of at most 256 bytes each for
+//! a breaker whose calls fail. A buffer size just above a power of two (129) nearly doubles the
+//! event ring's slots.
 //!
 //! Breakers are followed from when the admin is built: those in the registry then, and each one
 //! added later ([`Registry::on_registry_event_for`], which drops the hook with the admin); a
@@ -417,6 +432,7 @@
 //! no-referrer`.
 //!
 //! [`CircuitBreaker::name`]: breaker_core::CircuitBreaker::name
+//! [`CircuitBreaker::subscribe_with_error_texts`]: breaker_core::CircuitBreaker::subscribe_with_error_texts
 //! [`Registry::on_registry_event_for`]: breaker_core::Registry::on_registry_event_for
 //! [`Registry::on_bulkhead_registry_event_for`]: breaker_core::Registry::on_bulkhead_registry_event_for
 //! [`Registry::on_retry_registry_event_for`]: breaker_core::Registry::on_retry_registry_event_for

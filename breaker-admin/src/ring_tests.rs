@@ -10,16 +10,50 @@ fn keeps_the_newest_records_oldest_first() {
     let ring = Ring::<2>::new(3);
     assert!(ring.recent().is_empty());
     for i in 0..5u64 {
-        assert_eq!(ring.push([i, i * 10]), i);
+        assert_eq!(ring.push([i, i * 10]), Some(i));
     }
     assert_eq!(
         ring.recent(),
         vec![(2, [2, 20]), (3, [3, 30]), (4, [4, 40])]
     );
-    assert_eq!(ring.read(1), Read::Overwritten);
+    // Ticket 4 took ticket 0's slot (4 slots for a capacity of 3).
+    assert_eq!(ring.read(0), Read::Overwritten);
     assert_eq!(ring.read(5), Read::Pending);
     assert_eq!(ring.read(4), Read::Record([4, 40]));
     assert_eq!(ring.lost(), 0);
+}
+
+#[test]
+fn a_capacity_that_is_not_a_power_of_two_gives_back_that_many() {
+    let ring = Ring::<1>::new(3);
+    for i in 0..10u64 {
+        ring.push([i]);
+    }
+    assert_eq!(ring.capacity(), 3);
+    assert_eq!(ring.recent(), vec![(7, [7]), (8, [8]), (9, [9])]);
+    // Ticket 5 shares no slot with the newest three (4 slots): still whole, if not given back.
+    assert_eq!(ring.read(6), Read::Record([6]));
+    assert_eq!(ring.read(5), Read::Overwritten);
+}
+
+/// A writer stalled in the middle of its record holds its slot: the writer that needs that slot
+/// a lap later gives its record up (no ticket, nothing waits), and the ring goes on once the
+/// stalled one is done.
+#[test]
+fn a_record_whose_slot_is_still_being_written_is_given_up() {
+    let ring = Ring::<1>::new(2);
+    ring.push([0]);
+    let stalled = ring.stall();
+    assert_eq!(stalled, 1);
+    assert_eq!(ring.push([2]), Some(2));
+    assert_eq!(ring.push([3]), None);
+    assert_eq!((ring.lost(), ring.head(), ring.pushed()), (1, 3, 4));
+    assert_eq!(ring.read(1), Read::Pending);
+    // The stalled writer finishes: the slot is free for the next lap again.
+    ring.resume(stalled, [1]);
+    assert_eq!(ring.read(1), Read::Record([1]));
+    assert_eq!(ring.push([3]), Some(3));
+    assert_eq!(ring.recent(), vec![(2, [2]), (3, [3])]);
 }
 
 #[test]
@@ -62,15 +96,29 @@ fn newest_first_stops_where_newer_records_overwrote_older_ones() {
 fn tickets_can_start_anywhere_and_skipped_ones_never_come() {
     let ring = Ring::<1>::starting_at(4, 1_000);
     assert_eq!(ring.head(), 1_000);
-    assert_eq!(ring.push([1]), 1_000);
+    assert_eq!(ring.push([1]), Some(1_000));
     assert_eq!(ring.skip(3), 1_001);
     assert_eq!(ring.head(), 1_004);
-    assert_eq!(ring.push([2]), 1_004);
+    assert_eq!(ring.push([2]), Some(1_004));
     for skipped in 1_001..1_004 {
         assert_eq!(ring.read(skipped), Read::Pending, "{skipped}");
     }
     assert_eq!(ring.recent(), vec![(1_004, [2])]);
     assert_eq!(ring.newest_first().collect::<Vec<_>>(), [[2]]);
+    // The writers of the laps after a start and after a skip find their slots free: every
+    // record is kept, none given up.
+    for n in 0..10 {
+        assert_eq!(ring.push([n]), Some(1_005 + n), "record {n}");
+    }
+    assert_eq!(ring.skip(9), 1_015);
+    for n in 0..10 {
+        assert_eq!(ring.push([n]), Some(1_024 + n), "record {n} after the skip");
+    }
+    assert_eq!(ring.lost(), 0);
+    assert_eq!(
+        ring.recent(),
+        vec![(1_030, [6]), (1_031, [7]), (1_032, [8]), (1_033, [9])]
+    );
 }
 
 /// Many writers against a reader: every record the reader gets is whole (its three words
@@ -119,18 +167,17 @@ fn readers_never_see_a_torn_record_while_many_threads_write() {
         });
     });
     let head = ring.head();
-    assert_eq!(head, WRITERS * per_writer);
+    // Every record is either written under a ticket or given up (its slot was held by a
+    // writer stalled a whole lap behind), which `lost` counts.
+    assert_eq!(ring.pushed(), WRITERS * per_writer);
+    assert_eq!(head + ring.lost(), WRITERS * per_writer);
     let recent = ring.recent();
     let tickets: Vec<u64> = recent.iter().map(|(t, _)| *t).collect();
     assert!(recent.iter().all(|(_, r)| whole(r)));
-    assert!(tickets.iter().all(|t| *t >= head - CAPACITY as u64));
-    // A record is only missing when its writer gave it up (its slot was held by a writer
-    // stalled a whole lap behind), which `lost` counts.
-    assert!(tickets.len() as u64 + ring.lost() >= CAPACITY as u64);
-    if ring.lost() == 0 {
-        let newest: Vec<u64> = (head - CAPACITY as u64..head).collect();
-        assert_eq!(tickets, newest);
-    }
+    // Every ticket handed out is written: once the writers are done, the newest `capacity`
+    // tickets are all there.
+    let newest: Vec<u64> = (head - CAPACITY as u64..head).collect();
+    assert_eq!(tickets, newest);
     // Each writer's records come out in the order it wrote them.
     for w in 0..WRITERS {
         let mine: Vec<u64> = recent

@@ -38,6 +38,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::event::Words;
 use crate::ring::Ring;
 
 /// The stream's limits that hold for the admin's life (set on `AdminBuilder`).
@@ -100,6 +101,16 @@ impl StreamHub {
 
     fn lock(&self) -> MutexGuard<'_, Switch> {
         self.switch.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes the record `words` (a breaker feed's [`Words`]) of breaker `id` to the ring while
+    /// the stream is switched on: the one thing a call does for the stream.
+    #[inline(always)]
+    pub(crate) fn hear(&self, words: Words, id: u64) {
+        if self.clients.load(Ordering::Relaxed) > 0 {
+            let [meta, at, elapsed] = words;
+            self.ring.push([meta, at, elapsed, id]);
+        }
     }
 
     /// The ring's first ticket: every id this stream gives is at least this.

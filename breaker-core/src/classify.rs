@@ -10,6 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::{BulkheadFull, CallNotPermitted, CallTimedOut};
+use crate::event::error_text::DescribeError;
 
 /// The names of the built-in kind [`ErrorKind::bulkhead_full`]: Resilience4j's exception, by its
 /// simple name and by its class name.
@@ -88,6 +89,77 @@ pub trait Classify<T, E> {
     #[inline(always)]
     fn applies_kinds(&self) -> bool {
         false
+    }
+
+    /// How to write an error's text for the listeners that asked for error texts
+    /// ([`ErrorText`](crate::ErrorText)): `Some` of a function that writes an error's
+    /// `Display` text, or `None` (the default) to let the breaker find one itself (for the
+    /// error types it knows, else the type name alone).
+    ///
+    /// Called only for a failed or ignored call, and only while such a listener hears the
+    /// breaker. [`Described`] gives the `Display` of any error type that has one; the
+    /// attribute's expansion does the same for its function's error type.
+    #[inline(always)]
+    fn error_text(&self) -> Option<DescribeError<E>> {
+        None
+    }
+}
+
+/// A classification (`C`, [`Classifier::new()`] by default) whose errors are described by their
+/// `Display` text for the listeners that asked for error texts (see
+/// [`ErrorText`](crate::ErrorText)): for a plain call whose error type the breaker does not
+/// know on its own.
+///
+/// ```
+/// use breaker_core::{CircuitBreaker, Classifier, Config, Described};
+///
+/// #[derive(Debug)]
+/// struct Refused;
+/// impl std::fmt::Display for Refused {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("the peer refused the connection")
+///     }
+/// }
+///
+/// let breaker = CircuitBreaker::new("peer", Config::default());
+/// let _texts = breaker.subscribe_with_error_texts(|event| {
+///     if let Some(error) = event.error() {
+///         assert_eq!(error.text(), Some("the peer refused the connection"));
+///     }
+/// });
+/// let _ = breaker.call_sync_with(&Described::new(), || Err::<(), _>(Refused));
+/// // With a classification of its own:
+/// let ignore_none = Classifier::new().ignore(|_: &Refused| false);
+/// let _ = breaker.call_sync_with(&Described(ignore_none), || Err::<(), _>(Refused));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Described<C = Classifier>(pub C);
+
+impl Described {
+    /// The default classification (every error a failure), described.
+    pub const fn new() -> Described {
+        Described(Classifier::new())
+    }
+}
+
+impl<T, E, C> Classify<T, E> for Described<C>
+where
+    E: fmt::Display,
+    C: Classify<T, E>,
+{
+    #[inline]
+    fn classify(&self, result: &Result<T, E>) -> Outcome {
+        self.0.classify(result)
+    }
+
+    #[inline(always)]
+    fn applies_kinds(&self) -> bool {
+        self.0.applies_kinds()
+    }
+
+    #[inline(always)]
+    fn error_text(&self) -> Option<DescribeError<E>> {
+        Some(<E as fmt::Display>::fmt)
     }
 }
 
@@ -478,6 +550,11 @@ where
 {
     fn classify(&self, result: &Result<T, E>) -> Outcome {
         classify_call(self.record, self.ignore, &self.code, result)
+    }
+
+    #[inline(always)]
+    fn error_text(&self) -> Option<DescribeError<E>> {
+        self.code.error_text()
     }
 }
 

@@ -86,7 +86,8 @@ pub use crate::bulkhead::{
 pub use crate::call::permit::{OwnedPermit, Permit};
 pub use crate::call::timeout::CallTimeout;
 pub use crate::classify::{
-    Always, Classifier, Classify, ConfiguredClassifier, ErrorKind, Never, Outcome, Predicate,
+    Always, Classifier, Classify, ConfiguredClassifier, Described, ErrorKind, Never, Outcome,
+    Predicate,
 };
 pub use crate::config::file::{Format, LoadError, LoadErrorKind, CONFIG_ENV};
 pub use crate::config::{
@@ -95,8 +96,9 @@ pub use crate::config::{
 pub use crate::error::{
     CallError, CallNotPermitted, CallTimedOut, IllegalTransition, MaxRetriesExceeded,
 };
+pub use crate::event::error_text::DescribeError;
 pub use crate::event::listeners::Subscription;
-pub use crate::event::{Event, EventKind, TransitionCause};
+pub use crate::event::{ErrorText, Event, EventKind, TransitionCause};
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use crate::export::metrics::MetricsExport;

@@ -53,6 +53,11 @@ impl Name {
         &self.0
     }
 
+    /// The text as `&'static str`, for a name interned for the process (never freed).
+    pub(crate) fn as_static(&self) -> Option<&'static str> {
+        ArcStr::as_static(&self.0)
+    }
+
     /// A name of its own, freed with the last holder (a keyed breaker's).
     pub(crate) fn counted(text: &str) -> Name {
         Name(ArcStr::from(text))

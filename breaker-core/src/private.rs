@@ -26,6 +26,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 
 pub use std::result::Result::{self, Err, Ok};
 
@@ -39,6 +40,7 @@ pub use crate::site::{BulkheadSite, CallSite, KeyedCallSite, RetrySite};
 
 use crate::classify::{Always, Classify, Never, Outcome, Predicate};
 use crate::config::retry::RetryConfig;
+use crate::event::error_text::DescribeError;
 
 /// The guarded function's return type, split into its `Ok` and `Err` types.
 #[diagnostic::on_unimplemented(
@@ -207,6 +209,105 @@ where
     P: ValuePredicate<R::Ok>,
 {
     predicate
+}
+
+/// The breaker's classification in the expansion, with the way to write the function's
+/// errors for the listeners that asked for error texts: the error type's `Display` where it has
+/// one, found by [`ErrorTextProbe`] (autoref specialization, so a type without `Display` still
+/// compiles, and gets its type name alone).
+#[derive(Clone, Copy)]
+pub struct Texted<C, E> {
+    code: C,
+    text: Option<DescribeError<E>>,
+}
+
+/// The classification `code`, with `text` (see [`Texted`]).
+#[inline]
+pub fn texted<C, E>(code: C, text: Option<DescribeError<E>>) -> Texted<C, E> {
+    Texted { code, text }
+}
+
+impl<T, E, C: Classify<T, E>> Classify<T, E> for Texted<C, E> {
+    #[inline]
+    fn classify(&self, result: &Result<T, E>) -> Outcome {
+        self.code.classify(result)
+    }
+
+    #[inline(always)]
+    fn applies_kinds(&self) -> bool {
+        self.code.applies_kinds()
+    }
+
+    #[inline(always)]
+    fn error_text(&self) -> Option<DescribeError<E>> {
+        self.text
+    }
+}
+
+impl<C, E> fmt::Debug for Texted<C, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Texted")
+            .field("display", &self.text.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Asks, in the expansion, whether the error type of a function returning `R` has a
+/// `Display`: `(&&ErrorTextProbe::<R>::new()).error_text()` with [`DisplayErrorText`] and
+/// [`NoErrorText`] in scope finds the first for a `Result` whose error type has one (its
+/// receiver needs one auto-reference less) and the second otherwise. The second asks nothing
+/// of `R`, so a return type that is not a `Result` is reported once, by the other shims.
+pub struct ErrorTextProbe<R>(PhantomData<fn() -> R>);
+
+impl<R> ErrorTextProbe<R> {
+    /// The probe for `R`.
+    #[inline(always)]
+    pub const fn new() -> Self {
+        ErrorTextProbe(PhantomData)
+    }
+}
+
+impl<R> Default for ErrorTextProbe<R> {
+    fn default() -> Self {
+        ErrorTextProbe::new()
+    }
+}
+
+impl<R> fmt::Debug for ErrorTextProbe<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ErrorTextProbe")
+    }
+}
+
+/// [`ErrorTextProbe`]'s answer for an error type with `Display`: its text.
+pub trait DisplayErrorText<E> {
+    /// Writes the error's `Display` text.
+    fn error_text(&self) -> Option<DescribeError<E>>;
+}
+
+impl<R> DisplayErrorText<R::Err> for &ErrorTextProbe<R>
+where
+    R: GuardedOutput,
+    R::Err: fmt::Display,
+{
+    #[inline(always)]
+    fn error_text(&self) -> Option<DescribeError<R::Err>> {
+        Some(<R::Err as fmt::Display>::fmt)
+    }
+}
+
+/// [`ErrorTextProbe`]'s answer otherwise: none (the breaker writes the text of an error type it
+/// knows, else the type name alone).
+pub trait NoErrorText {
+    /// None.
+    fn error_text<E>(&self) -> Option<DescribeError<E>>;
+}
+
+impl<R> NoErrorText for ErrorTextProbe<R> {
+    #[inline(always)]
+    fn error_text<E>(&self) -> Option<DescribeError<E>> {
+        None
+    }
 }
 
 /// The breaker of a run-time key, lent for the call ([`KeyedCallSite::lease`]). The key is

@@ -5,8 +5,10 @@
 //!     static __BREAKER_SITE: ::breaker::CallSite = ::breaker::CallSite::new("name");
 //!     let __breaker_out = ::breaker::__private::run::<R, _, _>(   // all at `-> R`
 //!         __BREAKER_SITE.breaker(),
-//!         ::breaker::Classifier::new(),       // .record(p) .ignore(p) .result(p), checked at p;
-//!                                             // borrowed (`&`) for an async fn
+//!         texted(                             // with the error type's `Display`, if any:
+//!             ::breaker::Classifier::new(),   // .record(p) .ignore(p) .result(p), checked at p;
+//!             (&&ErrorTextProbe::<R>::new()).error_text(),  // autoref specialization
+//!         ),                                  // borrowed (`&`) for an async fn
 //!         async { /* fake return edge */ BODY },    // not `move`; `|| { .. }` for a plain fn
 //!     ).await;
 //!     // with a fallback:
@@ -211,6 +213,7 @@ fn expand(f: GuardedFn, guards: &Guards) -> TokenStream {
     let inner_call = match (&guards.breaker, &breaker) {
         (Some(args), Some(site)) => {
             let classifier = classifier(&at_ret, ret_span, &ret, args);
+            let classifier = with_error_text(&at_ret, ret_span, &ret, classifier);
             // The async shims borrow the classifier: a temporary of this statement, alive
             // until the `.await` in it completes.
             let classifier = match (is_async, retried) {
@@ -490,6 +493,75 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
             }
         })
         .collect()
+}
+
+/// The breaker's classification `classifier` with the error type's `Display`, if it has one,
+/// for the listeners that asked for error texts: autoref specialization picks
+/// `DisplayErrorText` when the type has one, `NoErrorText` otherwise. The probe must name the
+/// return type: `R`, or, where `R` has an erased `impl Trait` (a `_` that only the body's type
+/// infers), `Result<(), E>` for a `Result<T, E>` written out whose `E` has none. Failing both (`io::Result<impl Trait>`), no probe: the breaker still describes
+/// the error types it knows on its own (`io::Error` among them), else writes the type name.
+fn with_error_text(
+    at_ret: &TokenStream,
+    ret_span: Span,
+    ret: &Type,
+    classifier: TokenStream,
+) -> TokenStream {
+    let probed = if !has_placeholder(ret.to_token_stream()) {
+        Some(quote_spanned!(ret_span=> #ret))
+    } else {
+        written_error_type(ret)
+            .map(|error| quote_spanned!(ret_span=> #at_ret::__private::Result<(), #error>))
+    };
+    let probe = probed.map(
+        |probed| quote_spanned!(ret_span=> #at_ret::__private::ErrorTextProbe::<#probed>::new()),
+    );
+    match probe {
+        Some(probe) => quote_spanned! {ret_span=>
+            #at_ret::__private::texted(#classifier, {
+                // One of the two is used, whichever applies.
+                #[allow(unused_imports)]
+                use #at_ret::__private::{DisplayErrorText as _, NoErrorText as _};
+                (&&#probe).error_text()
+            })
+        },
+        None => quote_spanned!(ret_span=> #at_ret::__private::texted(#classifier, None)),
+    }
+}
+
+/// Whether `tokens` hold a `_` (an erased `impl Trait`).
+fn has_placeholder(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|tree| match tree {
+        TokenTree::Ident(ident) => ident == "_",
+        TokenTree::Group(group) => has_placeholder(group.stream()),
+        _ => false,
+    })
+}
+
+/// `E` of a return type written `Result<T, E>` (any path ending in `Result` with two type
+/// arguments), if `E` holds no erased `impl Trait`.
+fn written_error_type(ret: &Type) -> Option<&Type> {
+    let Type::Path(path) = ret else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let types: Vec<&Type> = args
+        .args
+        .iter()
+        .filter_map(|arg| match arg {
+            GenericArgument::Type(ty) => Some(ty),
+            _ => None,
+        })
+        .collect();
+    match types[..] {
+        [_, error] if last.ident == "Result" && !has_placeholder(error.to_token_stream()) => {
+            Some(error)
+        }
+        _ => None,
+    }
 }
 
 /// Replaces `impl Trait` with `_` (tracing's `erase_impl_trait`): `Result<impl Iterator, E>`

@@ -12,7 +12,9 @@ use crate::key::PerHost;
 use breaker_core::CallError;
 use breaker_core::CircuitBreaker;
 use breaker_core::Classify;
+use breaker_core::DescribeError;
 use breaker_core::Keyed;
+use breaker_core::Outcome;
 use breaker_core::Registry;
 use breaker_core::RequestKey;
 
@@ -157,7 +159,10 @@ where
         // The rest of the chain is started inside the call, so a rejected request builds none
         // of it.
         let sent = async move { next.run(request, extensions).await };
-        match breaker.call_with(&self.classify, sent).await {
+        match breaker
+            .call_with(&WithErrorText(&self.classify), sent)
+            .await
+        {
             Ok(response) => Ok(response),
             Err(CallError::Inner(error)) => Err(error),
             Err(CallError::Rejected(rejected)) => Err(Error::middleware(rejected)),
@@ -165,6 +170,28 @@ where
             // A way of ending that a later breaker-core adds: passed on whole.
             Err(other) => Err(Error::middleware(other)),
         }
+    }
+}
+
+/// The middleware's classification, describing a failed request's error by its `Display`
+/// (`reqwest_middleware::Error`'s, which names the reqwest error) for the breaker's listeners
+/// that asked for error texts, such as the operations surface's `errorMessage`.
+struct WithErrorText<'a, C>(&'a C);
+
+impl<C: Classify<Response, Error>> Classify<Response, Error> for WithErrorText<'_, C> {
+    #[inline]
+    fn classify(&self, result: &std::result::Result<Response, Error>) -> Outcome {
+        self.0.classify(result)
+    }
+
+    #[inline(always)]
+    fn applies_kinds(&self) -> bool {
+        self.0.applies_kinds()
+    }
+
+    #[inline(always)]
+    fn error_text(&self) -> Option<DescribeError<Error>> {
+        Some(<Error as fmt::Display>::fmt)
     }
 }
 

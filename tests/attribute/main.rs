@@ -1,12 +1,13 @@
 //! `#[circuit_breaker]` at run time: behaviour (`runtime`), slow calls on the system clock
-//! (`slow_calls`), a file's error kinds on every call path (`error_kinds`), the expansion's
+//! (`slow_calls`), a file's error kinds on every call path (`error_kinds`), the error texts its
+//! breaker gives listeners that ask (`error_texts`), the expansion's
 //! hygiene (`hygiene`), and the README's programs (`readme_examples`); `#[bulkhead]`, alone and
 //! with `#[circuit_breaker]` (`bulkhead`); `#[retry]`, alone and around both (`retry`).
 //!
 //! The attribute resolves breakers from `Registry::global()`, which a process has one of:
 //! [`init`] installs it once, on the system clock, with each module's instances, and every
 //! test calls it before touching a breaker. Modules use breaker names of their own (`rt:`,
-//! `slow:`, `kinds-`, `hygiene:`, `bh:`, `re:`). The file of `error_kinds` also sets the
+//! `slow:`, `kinds-`, `texts:`, `hygiene:`, `bh:`, `re:`). The file of `error_kinds` also sets the
 //! registry's default config (a window of 4), which the `hygiene:` breakers get.
 
 // For `hygiene`: the crate under another name, reachable as `::renamed` from every module.
@@ -14,6 +15,7 @@ extern crate breaker as renamed;
 
 mod bulkhead;
 mod error_kinds;
+mod error_texts;
 mod hygiene;
 mod readme_examples;
 mod retry;

@@ -481,3 +481,40 @@ async fn configured_error_kinds_apply_to_request_errors() {
     );
     assert_eq!(breaker.metrics().buffered_calls, 0);
 }
+
+/// A failed request's error reaches the listeners that asked for error texts as
+/// `reqwest_middleware::Error`'s type and `Display` text (the operations surface's
+/// `errorMessage`); a 5xx counted as a failure is the response's type, said so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_requests_error_text_is_its_display() {
+    let clock = ManualClock::new();
+    let registry = registry(&clock, "texts", opens_after(10, 1));
+    let texts = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&texts);
+    let _listener = registry.subscribe_with_error_texts(move |e| {
+        if let Some(error) = e.error() {
+            sink.lock().unwrap().push(error.clone());
+        }
+    });
+    let port = closed_port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let client = client(CircuitBreakerMiddleware::per_host(&registry, "texts"));
+    let error = client.get(&url).send().await.unwrap_err();
+    let upstream = Upstream::answering(503);
+    let (base, _) = serve(&upstream).await;
+    assert_eq!(status(&client, &base).await, 503);
+
+    let texts = texts.lock().unwrap();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert_eq!(texts[0].type_name(), "reqwest_middleware::error::Error");
+    assert_eq!(texts[0].text(), Some(error.to_string().as_str()));
+    assert!(
+        texts[1].type_name().ends_with("Response"),
+        "{}",
+        texts[1].type_name()
+    );
+    assert_eq!(
+        texts[1].text(),
+        Some("the call's result was recorded as a failure")
+    );
+}

@@ -37,15 +37,15 @@ pub(super) async fn one_breaker(
     Ok(Json(CircuitBreakersResponse::of([&*tracked])).into_response())
 }
 
-/// One breaker's recent events of type `only` (every type for `None`), oldest first; none for
-/// a breaker the admin does not follow.
+/// One breaker's recent events of type `only` (every type for `None`), oldest first, each with
+/// its error's text where the feed keeps it; none for a breaker the admin does not follow.
 fn events_of(tracked: Option<&Tracked>, only: Option<EventType>) -> Response {
-    let records = tracked.map_or_else(Vec::new, |t| t.feed.recent());
+    let records = tracked.map_or_else(Vec::new, |t| t.feed.recent_with_errors());
     let name = tracked.map_or("", |t| t.name());
     let circuit_breaker_events = records
         .iter()
-        .filter(|r| only.is_none_or(|t| r.kind == t))
-        .map(|r| EventDto::new(name, r, None))
+        .filter(|(r, _)| only.is_none_or(|t| r.kind == t))
+        .map(|(r, error)| EventDto::new(name, r, error.as_deref()))
         .collect();
     Json(EventsResponse {
         circuit_breaker_events,
@@ -69,11 +69,16 @@ pub(crate) fn all_events_json(hub: &Hub) -> Vec<u8> {
     let newest = newest(
         all.iter().map(|t| t.feed.newest_first()),
         MAX_ALL_EVENTS,
-        |r| r.at,
+        |(r, _)| r.at,
     );
+    let errors: Vec<Option<String>> = newest
+        .iter()
+        .map(|(i, (_, words))| all[*i].feed.error_text(words))
+        .collect();
     let circuit_breaker_events: Vec<EventDto<'_>> = newest
         .iter()
-        .map(|(i, r)| EventDto::new(all[*i].name(), r, None))
+        .zip(&errors)
+        .map(|((i, (r, _)), error)| EventDto::new(all[*i].name(), r, error.as_deref()))
         .collect();
     // A struct always serializes: its fields are strings and numbers.
     serde_json::to_vec(&EventsResponse {

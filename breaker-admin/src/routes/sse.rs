@@ -276,7 +276,9 @@ impl Client {
         {
             return None;
         }
-        let data = serde_json::to_string(&EventDto::new(tracked.name(), &record, None)).ok()?;
+        let error = tracked.feed.error_text(&words);
+        let dto = EventDto::new(tracked.name(), &record, error.as_deref());
+        let data = serde_json::to_string(&dto).ok()?;
         Some(
             Event::default()
                 .id(ticket.to_string())

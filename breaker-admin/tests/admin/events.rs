@@ -61,15 +61,21 @@ async fn the_newest_events_oldest_first_in_resilience4j_dtos() {
     };
     let event = |kind: &str, time: &str| dto(kind, time, None, None);
     let call = |kind: &str, time: &str, ms: u64| dto(kind, time, Some(ms), None);
+    // `fail` returns `Err("down")`: the error's type name and its text.
+    let error = |time: &str| {
+        let mut error = dto("ERROR", time, Some(0), None);
+        error["errorMessage"] = json!("&str: down");
+        error
+    };
     // The three breakers' 250 ms calls run one after the other on one clock.
     let t1 = "2023-11-14T22:13:20.250Z[UTC]";
     assert_eq!(
         body,
         json!({ "circuitBreakerEvents": [
             call("SUCCESS", t1, 250),
-            call("ERROR", t1, 0),
+            error(t1),
             call("SUCCESS", t1, 0),
-            call("ERROR", t1, 0),
+            error(t1),
             event("FAILURE_RATE_EXCEEDED", t1),
             dto("STATE_TRANSITION", t1, None, Some("CLOSED_TO_OPEN")),
             event("NOT_PERMITTED", t1),
@@ -131,7 +137,7 @@ async fn filtered_by_type_and_merged_by_time() {
             "circuitBreakerName": "a",
             "type": "ERROR",
             "creationTime": "2023-11-14T22:13:20.002Z[UTC]",
-            "errorMessage": null,
+            "errorMessage": "&str: down",
             "durationInMs": 0,
             "stateTransition": null
         }] })

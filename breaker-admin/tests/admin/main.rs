@@ -21,6 +21,7 @@ mod ring;
 mod bulkheads;
 mod circuit_breakers;
 mod dashboard;
+mod error_messages;
 mod events;
 mod hardening;
 mod health;

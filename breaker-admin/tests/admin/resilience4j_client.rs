@@ -115,10 +115,12 @@ async fn the_stream_names_each_message_by_its_type_and_writes_nulls() {
     fail(&breaker); // 2 of 4: FAILURE_RATE_EXCEEDED, then CLOSED_TO_OPEN
     succeed(&breaker); // NOT_PERMITTED
 
+    // `fail` returns `Err("down")`: an ERROR's `errorMessage` is its type and text.
     let call = |kind: &str| {
+        let error = (kind == "ERROR").then_some("&str: down");
         json!({
             "circuitBreakerName": "backendA", "type": kind, "creationTime": T0,
-            "errorMessage": null, "durationInMs": 0, "stateTransition": null
+            "errorMessage": error, "durationInMs": 0, "stateTransition": null
         })
     };
     let other = |kind: &str, transition: Option<&str>| {
@@ -357,7 +359,7 @@ async fn every_body_keeps_resilience4j_field_order() {
         json!({
             "circuitBreakerName": "c", "type": "ERROR",
             "creationTime": "2023-11-14T22:13:20.250Z[UTC]",
-            "errorMessage": null, "durationInMs": 0, "stateTransition": null
+            "errorMessage": "&str: down", "durationInMs": 0, "stateTransition": null
         })
     );
 

@@ -33,7 +33,7 @@ use crate::env::Env;
 use crate::error::CallNotPermitted;
 use crate::event::audience::Audience;
 use crate::event::listeners::Subscription;
-use crate::event::Event;
+use crate::event::{ErrorText, Event, EventName};
 use crate::name::Name;
 use crate::state::{State, StateId};
 use crate::sync::{AtomicU64, Mutex, MutexGuard};
@@ -69,6 +69,8 @@ impl Identity {
 /// object behind its lock, and who hears its events.
 pub(crate) struct BreakerCore {
     identity: Identity,
+    /// The display name as its events carry it.
+    event_name: EventName,
     config: Config,
     env: Arc<Env>,
     /// The registry's clock (the same as `env`'s), held here so that the hot path reaches it
@@ -215,8 +217,10 @@ impl BreakerCore {
         };
         let audience = Audience::new(Arc::clone(env.breaker_listeners()));
         let clock = env.clock().clone();
+        let event_name = EventName::of(&identity.name);
         Arc::new_cyclic(|this| BreakerCore {
             identity,
+            event_name,
             config,
             env,
             clock,
@@ -246,9 +250,15 @@ impl BreakerCore {
         self.identity.name.as_str()
     }
 
-    /// The display name, for an error or event to carry.
+    /// The display name, for an error to carry.
     pub(crate) fn display_name(&self) -> Name {
         self.identity.name.clone()
+    }
+
+    /// The display name, for an event to carry.
+    #[inline]
+    pub(crate) fn event_name(&self) -> EventName {
+        self.event_name.clone()
     }
 
     /// The name the breaker is configured by.
@@ -309,6 +319,21 @@ impl BreakerCore {
         self.audience.subscribe(listener)
     }
 
+    /// Adds a listener of this breaker's own that gets the error texts of failed calls.
+    pub(crate) fn subscribe_with_error_texts(
+        &self,
+        listener: Arc<dyn Fn(&Event) + Send + Sync>,
+    ) -> Subscription {
+        self.audience.subscribe_detailed(listener)
+    }
+
+    /// Whether a listener that hears this breaker asked for error texts: asked only for a
+    /// failed or ignored call, before its error's text is built.
+    #[inline]
+    pub(crate) fn wants_error_texts(&self) -> bool {
+        self.audience.wants_detail()
+    }
+
     /// Asks for permission to make one call: the step every call path takes (`try_acquire`,
     /// the owned permit, the sync call, the async call's first poll, the attribute).
     ///
@@ -333,19 +358,41 @@ impl BreakerCore {
     pub(crate) fn finish(&self, grant: Grant, outcome: Outcome) {
         let now = self.clock.now();
         let elapsed = now.unix_nanos().saturating_sub(grant.start.unix_nanos());
-        self.complete(grant.state, outcome, elapsed, now);
+        self.complete(grant.state, outcome, elapsed, now, None);
     }
 
-    /// Records the outcome of a call granted by `grant`, with a duration the caller measured.
-    pub(crate) fn record(&self, grant: Grant, outcome: Outcome, elapsed: Duration) {
+    /// [`finish`](BreakerCore::finish) for a failed or ignored call whose error's text a
+    /// listener asked for: its event carries `error` to those listeners.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn finish_described(&self, grant: Grant, outcome: Outcome, error: &ErrorText) {
         let now = self.clock.now();
-        self.complete(grant.state, outcome, duration_nanos(elapsed), now);
+        let elapsed = now.unix_nanos().saturating_sub(grant.start.unix_nanos());
+        self.complete(grant.state, outcome, elapsed, now, Some(error));
     }
 
-    /// The call granted by `grant` panicked: records a failure, then lets the panic go on.
+    /// Records the outcome of a call granted by `grant`, with a duration the caller measured
+    /// (and the error's text, if a listener asked for it).
+    pub(crate) fn record(
+        &self,
+        grant: Grant,
+        outcome: Outcome,
+        elapsed: Duration,
+        error: Option<&ErrorText>,
+    ) {
+        let now = self.clock.now();
+        self.complete(grant.state, outcome, duration_nanos(elapsed), now, error);
+    }
+
+    /// The call granted by `grant` panicked: records a failure (its event carries the panic's
+    /// message to the listeners that asked for error texts), then lets the panic go on.
     #[cold]
     pub(crate) fn panicked(&self, grant: Grant, payload: Box<dyn Any + Send>) -> ! {
-        self.finish(grant, Outcome::Failure);
+        if self.wants_error_texts() {
+            self.finish_described(grant, Outcome::Failure, &ErrorText::of_panic(&*payload));
+        } else {
+            self.finish(grant, Outcome::Failure);
+        }
         resume_unwind(payload)
     }
 

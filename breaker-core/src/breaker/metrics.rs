@@ -4,6 +4,7 @@ use std::sync::atomic::Ordering;
 
 use crate::state::State;
 use crate::sync::AtomicU64;
+use crate::window::rates;
 use crate::window::totals::Totals;
 
 /// A point-in-time view of a breaker's metrics: those of its current state, as Resilience4j's
@@ -52,6 +53,41 @@ pub(crate) fn metrics_of(
         slow_successful_calls: totals.slow - totals.slow_failed,
         slow_failed_calls: totals.slow_failed,
         not_permitted_calls: not_permitted,
+    }
+}
+
+/// The metrics an event carries: taken whole under the lock, or, for a call recorded in CLOSED's
+/// lock-free window, that window's totals right after the call, from which the rates are
+/// computed only when a listener asks (two divisions a call that most listeners never read).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum EventMetrics {
+    /// A snapshot taken under the lock, or OPEN's lock-free view.
+    Taken(Metrics),
+    /// CLOSED's lock-free window after the call: its totals packed in one word
+    /// ([`Totals::pack`]), its minimum number of calls, the not-permitted count.
+    Closed {
+        totals: u64,
+        minimum_calls: u32,
+        not_permitted: u64,
+    },
+}
+
+impl EventMetrics {
+    /// The metrics.
+    #[inline]
+    pub(crate) fn get(&self) -> Metrics {
+        match *self {
+            EventMetrics::Taken(metrics) => metrics,
+            EventMetrics::Closed {
+                totals,
+                minimum_calls,
+                not_permitted,
+            } => {
+                let totals = Totals::unpack(totals);
+                let rates = rates(&totals, minimum_calls);
+                metrics_of(State::Closed, &totals, rates, not_permitted)
+            }
+        }
     }
 }
 

@@ -168,6 +168,19 @@ impl CircuitBreaker {
         self.core.subscribe(Arc::new(listener))
     }
 
+    /// [`subscribe`](CircuitBreaker::subscribe), and the events of failed and ignored calls
+    /// carry the error's type and text ([`Event::error`], [`ErrorText`](crate::ErrorText)).
+    ///
+    /// While such a listener hears the breaker, each failed or ignored call builds its error's
+    /// text once (one allocation, shared by every listener that asked); a success never does,
+    /// and without such a listener nothing is built.
+    pub fn subscribe_with_error_texts<F>(&self, listener: F) -> Subscription
+    where
+        F: Fn(&Event) + Send + Sync + 'static,
+    {
+        self.core.subscribe_with_error_texts(Arc::new(listener))
+    }
+
     /// Opens the breaker on another process's advisory hint, only if it is CLOSED and has no
     /// local history at all (docs/REDIS_HINT.md); returns whether it opened. Local
     /// history is any call this breaker recorded (success or failure, even one that has since

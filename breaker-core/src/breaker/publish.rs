@@ -4,12 +4,14 @@
 //! it with the metrics as they are after the step; [`Audience::publish`] then writes the
 //! tracing line for a transition and calls the listeners, with no lock held. Nothing is built
 //! when nobody listens. Who the listeners are is the [`Audience`] (`event/audience.rs`).
+//!
+//! A step completes at most one call, whose event may carry the call's error text for the
+//! listeners that asked for it (`Pending::error`).
 
-use crate::breaker::metrics::Metrics;
+use crate::breaker::metrics::{EventMetrics, Metrics};
 use crate::event::audience::Audience;
-use crate::event::{Event, EventKind, TransitionCause};
+use crate::event::{ErrorText, Event, EventKind, EventName, TransitionCause};
 use crate::log_safe::LogSafe;
-use crate::name::Name;
 use crate::time::timestamp::Timestamp;
 
 /// Events gathered under the lock and published after it is released.
@@ -18,6 +20,9 @@ pub(crate) struct Pending {
     len: usize,
     /// The metrics after the step, taken under the lock when there is anything to publish.
     metrics: Option<Metrics>,
+    /// The error text of the step's call event (ERROR or IGNORED_ERROR), for the listeners
+    /// that asked for error texts.
+    error: Option<ErrorText>,
 }
 
 impl Pending {
@@ -26,6 +31,15 @@ impl Pending {
             events: [None; 6],
             len: 0,
             metrics: None,
+            error: None,
+        }
+    }
+
+    /// Pushes a call's event with the call's error text, if it has one.
+    pub(crate) fn push_call(&mut self, kind: EventKind, error: Option<&ErrorText>) {
+        self.push(kind);
+        if let Some(error) = error {
+            self.error = Some(error.clone());
         }
     }
 
@@ -60,16 +74,22 @@ impl Pending {
 
 /// What a breaker's audience does with the events of a state-machine step.
 impl Audience<Event> {
-    /// Pushes a call's event (a result, a rejection) if anyone hears it.
+    /// Pushes a call's event (a result, a rejection) if anyone hears it, with the call's error
+    /// text if it has one.
     #[inline]
-    pub(crate) fn push_call_event(&self, pending: &mut Pending, kind: EventKind) {
+    pub(crate) fn push_call_event(
+        &self,
+        pending: &mut Pending,
+        kind: EventKind,
+        error: Option<&ErrorText>,
+    ) {
         if self.wants_call_events() {
-            pending.push(kind);
+            pending.push_call(kind, error);
         }
     }
 
     /// Publishes what a step of breaker `name` gathered (sealed, with the lock released).
-    pub(crate) fn publish(&self, name: &Name, pending: &Pending, now: Timestamp) {
+    pub(crate) fn publish(&self, name: &EventName, pending: &Pending, now: Timestamp) {
         let Some(metrics) = pending.metrics else {
             return;
         };
@@ -87,8 +107,39 @@ impl Audience<Event> {
                 );
             }
             if listen {
-                self.deliver(&Event::new(name.clone(), now, kind, cause, metrics));
+                let taken = EventMetrics::Taken(metrics);
+                let event = Event::new(name.clone(), now, kind, cause, taken);
+                self.deliver_call(&event, pending.error_of(kind));
             }
+        }
+    }
+
+    /// Delivers a call's event: with `error`, in its detailed form to the listeners that asked
+    /// for error texts.
+    #[inline(always)]
+    pub(crate) fn deliver_call(&self, event: &Event, error: Option<&ErrorText>) {
+        match error {
+            None => self.deliver(event),
+            Some(error) => self.deliver_with_error(event, error),
+        }
+    }
+
+    /// [`deliver_call`](Audience::deliver_call) with an error text: out of the listened call's
+    /// way.
+    #[cold]
+    #[inline(never)]
+    fn deliver_with_error(&self, event: &Event, error: &ErrorText) {
+        self.deliver_detailed(event, &event.with_error(error));
+    }
+}
+
+impl Pending {
+    /// The error text of an event of kind `kind`: the step's call's, for its ERROR or
+    /// IGNORED_ERROR event.
+    fn error_of(&self, kind: EventKind) -> Option<&ErrorText> {
+        match kind {
+            EventKind::Error { .. } | EventKind::IgnoredError { .. } => self.error.as_ref(),
+            _ => None,
         }
     }
 }

@@ -111,7 +111,7 @@ impl CircuitBreaker {
         };
         match layered {
             Ok(result) => {
-                permit.finish(self.config().classify(classify, &result));
+                permit.finish_with(classify, &result);
                 result.map_err(CallError::Inner)
             }
             Err(full) => Err(CallError::BulkheadFull(permit.refused(full))),

@@ -19,6 +19,7 @@ use crate::classify::{Classifier, Classify, Outcome};
 use crate::config::Config;
 use crate::error::BulkheadFull;
 use crate::error::{CallNotPermitted, CallTimedOut};
+use crate::event::ErrorText;
 use crate::time::timestamp::Timestamp;
 
 /// Permission to make one call, granted by [`CircuitBreaker::try_acquire`].
@@ -65,7 +66,7 @@ impl<'a> Permit<'a> {
     /// Records the call's outcome with a duration measured by the caller.
     pub fn record(self, outcome: Outcome, elapsed: Duration) {
         let breaker = self.breaker;
-        breaker.record(self.into_grant(), outcome, elapsed);
+        breaker.record(self.into_grant(), outcome, elapsed, None);
     }
 
     /// Records the outcome of a call that took the time since the permit was granted (one
@@ -95,6 +96,11 @@ impl<'a> Permit<'a> {
     /// with the breaker's configured `record-exceptions` and `ignore-exceptions` on top (see
     /// [`ConfiguredClassifier`](crate::ConfiguredClassifier)), taking the time since the
     /// permit was granted.
+    ///
+    /// A failure or an ignored error carries its error's text ([`ErrorText`]) to the listeners
+    /// that asked for error texts, if one hears the breaker: written by
+    /// [`Classify::error_text`] if `classify` gives a way, else found by the breaker (see
+    /// [`ErrorText`]). A success builds nothing.
     #[inline]
     pub fn finish_with<T, E, C>(self, classify: &C, result: &Result<T, E>)
     where
@@ -102,7 +108,32 @@ impl<'a> Permit<'a> {
         C: Classify<T, E> + ?Sized,
     {
         let outcome = self.breaker.config().classify(classify, result);
-        self.finish(outcome);
+        match outcome {
+            Outcome::Success => self.finish(outcome),
+            Outcome::Failure | Outcome::Ignored => {
+                self.finish_unsuccessful(classify, result, outcome)
+            }
+        }
+    }
+
+    /// [`finish_with`](Permit::finish_with) for a failure or an ignored error: with its text,
+    /// if a listener that asked for error texts hears the breaker. Out of line, so that a
+    /// success's completion stays small.
+    #[inline(never)]
+    fn finish_unsuccessful<T, E, C>(self, classify: &C, result: &Result<T, E>, outcome: Outcome)
+    where
+        E: 'static,
+        C: Classify<T, E> + ?Sized,
+    {
+        if !self.breaker.wants_error_texts() {
+            return self.finish(outcome);
+        }
+        let error = match result {
+            Err(error) => ErrorText::of_error(error, classify.error_text()),
+            Ok(_) => ErrorText::of_value::<T>(outcome == Outcome::Failure),
+        };
+        let breaker = self.breaker;
+        breaker.finish_described(self.into_grant(), outcome, &error);
     }
 
     /// The call ran into its [`CallTimeout`]: records a failure that took at least `limit`
@@ -110,10 +141,15 @@ impl<'a> Permit<'a> {
     /// caller with. The caller stops polling the call and drops it.
     #[cold]
     pub fn timed_out(self, limit: Duration) -> CallTimedOut {
-        let name = self.breaker.display_name();
+        let timed_out = CallTimedOut::new(self.breaker.display_name(), limit);
         let elapsed = self.elapsed().max(limit);
-        self.record(Outcome::Failure, elapsed);
-        CallTimedOut::new(name, limit)
+        let error = self
+            .breaker
+            .wants_error_texts()
+            .then(|| ErrorText::of_error(&timed_out, None));
+        let breaker = self.breaker;
+        breaker.record(self.into_grant(), Outcome::Failure, elapsed, error.as_ref());
+        timed_out
     }
 
     /// A bulkhead inside the breaker refused the call: records the refusal as the breaker

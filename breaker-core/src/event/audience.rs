@@ -37,7 +37,16 @@ impl<E: ListenedEvent> Audience<E> {
 
     /// Adds a listener of the instance's own.
     pub(crate) fn subscribe(&self, listener: Arc<dyn Fn(&E) + Send + Sync>) -> Subscription {
-        self.listeners.add(listener)
+        self.listeners.add(listener, false)
+    }
+
+    /// Adds a listener of the instance's own that gets the detailed event where there is one
+    /// (a breaker's error texts).
+    pub(crate) fn subscribe_detailed(
+        &self,
+        listener: Arc<dyn Fn(&E) + Send + Sync>,
+    ) -> Subscription {
+        self.listeners.add(listener, true)
     }
 
     /// Whether the instance was removed from its registry.
@@ -64,12 +73,27 @@ impl<E: ListenedEvent> Audience<E> {
         !self.registry.is_empty() && !self.is_detached()
     }
 
+    /// Whether a listener that hears the instance asked for detailed events: asked on the
+    /// path of a failed call only, before the breaker builds the error's text.
+    pub(crate) fn wants_detail(&self) -> bool {
+        self.listeners.wants_detail() || (self.registry_hears() && self.registry.wants_detail())
+    }
+
     /// Hands `event` to the instance's listeners, then to the registry's if they hear it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn deliver(&self, event: &E) {
         self.listeners.publish(event);
         if self.registry_hears() {
             self.registry.publish(event);
+        }
+    }
+
+    /// [`deliver`](Audience::deliver) in two forms: `detailed` to the listeners that asked
+    /// for it, `plain` to the others.
+    pub(crate) fn deliver_detailed(&self, plain: &E, detailed: &E) {
+        self.listeners.publish_detailed(plain, detailed);
+        if self.registry_hears() {
+            self.registry.publish_detailed(plain, detailed);
         }
     }
 }

@@ -35,7 +35,26 @@ use crate::log_safe::LogSafe;
 use crate::sync::{AtomicPtr, AtomicU64, Mutex, Published};
 
 type Listener<E> = Arc<dyn Fn(&E) + Send + Sync>;
-type List<E> = Vec<(u64, Listener<E>)>;
+type List<E> = Vec<Entry<E>>;
+
+/// One subscribed listener.
+struct Entry<E> {
+    id: u64,
+    listener: Listener<E>,
+    /// Whether it asked for the detailed event where there is one (a breaker's listener
+    /// subscribed with error texts).
+    detailed: bool,
+}
+
+impl<E> Clone for Entry<E> {
+    fn clone(&self) -> Self {
+        Entry {
+            id: self.id,
+            listener: Arc::clone(&self.listener),
+            detailed: self.detailed,
+        }
+    }
+}
 
 /// An event a listener list carries: it writes the log line of a listener that panicked on
 /// it, naming the instance it is about.
@@ -102,8 +121,13 @@ impl<E: ListenedEvent> Listeners<E> {
         self.current().is_empty()
     }
 
+    /// Whether a listener asked for detailed events.
+    pub(crate) fn wants_detail(&self) -> bool {
+        self.current().iter().any(|entry| entry.detailed)
+    }
+
     #[inline]
-    fn current(&self) -> &[(u64, Listener<E>)] {
+    fn current(&self) -> &[Entry<E>] {
         let p = self.current.load(Ordering::Acquire);
         if p.is_null() {
             return &[];
@@ -123,9 +147,16 @@ impl<E: ListenedEvent> Listeners<E> {
         self.current.store(p, Ordering::Release);
     }
 
-    pub(crate) fn add(self: &Arc<Self>, listener: Listener<E>) -> Subscription {
+    /// Subscribes `listener`; `detailed`: it gets the detailed event where there is one.
+    pub(crate) fn add(self: &Arc<Self>, listener: Listener<E>, detailed: bool) -> Subscription {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.replace(|list| list.push((id, listener)));
+        self.replace(|list| {
+            list.push(Entry {
+                id,
+                listener,
+                detailed,
+            })
+        });
         let weak: Weak<Self> = Arc::downgrade(self);
         Subscription {
             listeners: weak,
@@ -133,12 +164,30 @@ impl<E: ListenedEvent> Listeners<E> {
         }
     }
 
+    #[inline(always)]
     pub(crate) fn publish(&self, event: &E) {
-        for (_, listener) in self.current() {
-            if catch_unwind(AssertUnwindSafe(|| listener(event))).is_err() {
-                event.log_listener_panic();
-            }
+        for entry in self.current() {
+            call(&entry.listener, event);
         }
+    }
+
+    /// Publishes one event in two forms: `detailed` to the listeners that asked for it,
+    /// `plain` to the others.
+    pub(crate) fn publish_detailed(&self, plain: &E, detailed: &E) {
+        for entry in self.current() {
+            call(
+                &entry.listener,
+                if entry.detailed { detailed } else { plain },
+            );
+        }
+    }
+}
+
+/// Calls one listener, catching (and logging) its panic.
+#[inline]
+fn call<E: ListenedEvent>(listener: &Listener<E>, event: &E) {
+    if catch_unwind(AssertUnwindSafe(|| listener(event))).is_err() {
+        event.log_listener_panic();
     }
 }
 
@@ -149,7 +198,7 @@ trait Unsubscribe: Send + Sync {
 
 impl<E: ListenedEvent> Unsubscribe for Listeners<E> {
     fn remove(&self, id: u64) {
-        self.replace(|list| list.retain(|(i, _)| *i != id));
+        self.replace(|list| list.retain(|entry| entry.id != id));
     }
 }
 
@@ -197,18 +246,18 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
-    use crate::breaker::metrics::OpenView;
+    use crate::breaker::metrics::{EventMetrics, OpenView};
     use crate::event::EventKind;
     use crate::time::timestamp::Timestamp;
 
     fn event() -> Event {
         let at = Timestamp::from_unix_millis(0);
         Event::new(
-            crate::name::intern("listeners-test"),
+            crate::event::EventName::of(&crate::name::intern("listeners-test")),
             at,
             EventKind::Reset,
             None,
-            OpenView::default().load(0),
+            EventMetrics::Taken(OpenView::default().load(0)),
         )
     }
 
@@ -219,9 +268,12 @@ mod tests {
         let listeners = Arc::new(Listeners::default());
         let kept = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&kept);
-        let keep = listeners.add(Arc::new(move |_| {
-            counter.fetch_add(1, Ordering::Relaxed);
-        }));
+        let keep = listeners.add(
+            Arc::new(move |_| {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }),
+            false,
+        );
         std::thread::scope(|s| {
             s.spawn(|| {
                 for _ in 0..rounds {
@@ -230,7 +282,7 @@ mod tests {
             });
             s.spawn(|| {
                 for _ in 0..rounds {
-                    let passing = listeners.add(Arc::new(|_| {}));
+                    let passing = listeners.add(Arc::new(|_| {}), true);
                     assert!(!listeners.is_empty());
                     drop(passing);
                 }

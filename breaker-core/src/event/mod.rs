@@ -3,18 +3,25 @@
 //! Listeners are called on the thread that caused the event, after the breaker's state has
 //! changed and with no lock of the breaker held. A listener that panics is logged and skipped;
 //! it poisons nothing and the breaker goes on. Nothing is built when nobody listens.
+//!
+//! A listener subscribed with error texts also gets, on the events of failed and ignored calls,
+//! the error's type and text ([`ErrorText`], `error_text.rs`); those are built only while such a
+//! listener hears the breaker, and never for a success.
 
 use std::fmt;
 use std::time::Duration;
 
-use crate::breaker::metrics::Metrics;
+use crate::breaker::metrics::{EventMetrics, Metrics};
 use crate::log_safe::LogSafe;
 use crate::name::Name;
 use crate::state::State;
 use crate::time::timestamp::Timestamp;
 
 pub(crate) mod audience;
+pub(crate) mod error_text;
 pub(crate) mod listeners;
+
+pub use error_text::ErrorText;
 
 /// What happened.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -77,23 +84,51 @@ pub enum TransitionCause {
     Hint,
 }
 
+/// An event's breaker name: a copied `&'static str` for a name interned for the process (every
+/// plain breaker's), the counted [`Name`] for a keyed breaker's. So the event of a plain
+/// breaker's call touches no shared count, and does not read the name to learn that it needs
+/// none.
+#[derive(Clone, Debug)]
+pub(crate) enum EventName {
+    Static(&'static str),
+    Counted(Name),
+}
+
+impl EventName {
+    /// `name`, as events carry it.
+    pub(crate) fn of(name: &Name) -> EventName {
+        match name.as_static() {
+            Some(text) => EventName::Static(text),
+            None => EventName::Counted(name.clone()),
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            EventName::Static(text) => text,
+            EventName::Counted(name) => name.as_str(),
+        }
+    }
+}
+
 /// One event of one breaker.
 #[derive(Clone, Debug)]
 pub struct Event {
-    name: Name,
+    name: EventName,
     at: Timestamp,
     kind: EventKind,
     cause: Option<TransitionCause>,
-    metrics: Metrics,
+    metrics: EventMetrics,
+    error: Option<ErrorText>,
 }
 
 impl Event {
     pub(crate) fn new(
-        name: Name,
+        name: EventName,
         at: Timestamp,
         kind: EventKind,
         cause: Option<TransitionCause>,
-        metrics: Metrics,
+        metrics: EventMetrics,
     ) -> Event {
         Event {
             name,
@@ -101,6 +136,15 @@ impl Event {
             kind,
             cause,
             metrics,
+            error: None,
+        }
+    }
+
+    /// The same event with the call's error text, for the listeners that asked for it.
+    pub(crate) fn with_error(&self, error: &ErrorText) -> Event {
+        Event {
+            error: Some(error.clone()),
+            ..self.clone()
         }
     }
 
@@ -110,8 +154,26 @@ impl Event {
     }
 
     /// The breaker's metrics right after the operation that published this event.
-    pub fn metrics(&self) -> &Metrics {
-        &self.metrics
+    ///
+    /// Computed when asked: an event of a call recorded without the breaker's lock carries the
+    /// window's totals as they were right after the call, and the rates are worked out from
+    /// them here, so that a listener that never reads them does not pay for them.
+    #[inline]
+    pub fn metrics(&self) -> Metrics {
+        self.metrics.get()
+    }
+
+    /// The error a failed call ([`EventKind::Error`]) or an ignored one
+    /// ([`EventKind::IgnoredError`]) ended with: its type and, where the breaker could find
+    /// one, its `Display` text ([`ErrorText`]).
+    ///
+    /// Only for listeners subscribed with error texts
+    /// ([`CircuitBreaker::subscribe_with_error_texts`](crate::CircuitBreaker::subscribe_with_error_texts),
+    /// [`Registry::subscribe_with_error_texts`](crate::Registry::subscribe_with_error_texts)):
+    /// `None` for every other listener, for every other kind of event, and for a call completed
+    /// by hand without its result ([`Permit::failure`](crate::Permit::failure)).
+    pub fn error(&self) -> Option<&ErrorText> {
+        self.error.as_ref()
     }
 
     /// The breaker's name.
@@ -152,6 +214,11 @@ impl fmt::Display for Event {
                 write!(f, "slow-call rate {rate:.2}% reached its threshold")
             }
             EventKind::Reset => f.write_str("was reset"),
+        }?;
+        match &self.error {
+            // The error's text is outside text: escaped, as every log line writes it.
+            Some(error) => write!(f, " ({})", LogSafe(&error.to_string())),
+            None => Ok(()),
         }
     }
 }

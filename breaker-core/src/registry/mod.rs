@@ -260,7 +260,23 @@ impl Registry {
     where
         F: Fn(&Event) + Send + Sync + 'static,
     {
-        self.inner.env.breaker_listeners().add(Arc::new(listener))
+        self.inner
+            .env
+            .breaker_listeners()
+            .add(Arc::new(listener), false)
+    }
+
+    /// [`subscribe`](Registry::subscribe), and the events of failed and ignored calls carry
+    /// the error's type and text ([`Event::error`], [`ErrorText`](crate::ErrorText)); see
+    /// [`CircuitBreaker::subscribe_with_error_texts`] for what that costs.
+    pub fn subscribe_with_error_texts<F>(&self, listener: F) -> Subscription
+    where
+        F: Fn(&Event) + Send + Sync + 'static,
+    {
+        self.inner
+            .env
+            .breaker_listeners()
+            .add(Arc::new(listener), true)
     }
 
     /// A handle that does not keep the registry alive (for background tasks that must end
@@ -364,7 +380,10 @@ impl Registry {
     where
         F: Fn(&BulkheadEvent) + Send + Sync + 'static,
     {
-        self.inner.env.bulkhead_listeners().add(Arc::new(listener))
+        self.inner
+            .env
+            .bulkhead_listeners()
+            .add(Arc::new(listener), false)
     }
 }
 
@@ -445,7 +464,10 @@ impl Registry {
     where
         F: Fn(&RetryEvent) + Send + Sync + 'static,
     {
-        self.inner.env.retry_listeners().add(Arc::new(listener))
+        self.inner
+            .env
+            .retry_listeners()
+            .add(Arc::new(listener), false)
     }
 }
 

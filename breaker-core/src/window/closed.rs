@@ -118,6 +118,7 @@ impl ClosedWindow {
 
     /// The totals of state `state`, or `None` while a call in flight makes them inconsistent
     /// (or the window has moved on to another state).
+    #[inline]
     pub(crate) fn totals(&self, state: StateId) -> Option<Totals> {
         decode(
             self.counts.load(Ordering::Acquire),
@@ -134,10 +135,12 @@ impl ClosedWindow {
         self.record_at(position, state, outcome, locked)
     }
 
-    /// Records one outcome at ring position `position`, taken earlier by [`record`].
+    /// Records one outcome at ring position `position`, taken earlier by [`record`]. Inlined
+    /// into [`record`]: it is every CLOSED call's completion, and out of line it returns its
+    /// [`Recorded`] through memory.
     ///
     /// [`record`]: ClosedWindow::record
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record_at(
         &self,
         position: u32,
@@ -251,6 +254,7 @@ fn weight(outcome: u8) -> u64 {
     1 << CALLS | failed << FAILED_AT | slow << SLOW_AT | (failed & slow) << SLOW_FAILED_AT
 }
 
+#[inline]
 fn decode(counts: u64, epoch: u64, size: u32) -> Option<Totals> {
     if counts & 0xFFFF != epoch & 0xFFFF {
         return None;

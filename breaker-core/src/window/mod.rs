@@ -47,6 +47,20 @@ pub(crate) enum Verdict {
     },
 }
 
+/// The failure and slow-call rates of `totals`, in percent, or `None` below `minimum_calls`
+/// calls (or with none at all): the one formula behind every decision and every snapshot.
+#[inline]
+pub(crate) fn rates(totals: &Totals, minimum_calls: u32) -> (Option<f32>, Option<f32>) {
+    if totals.calls == 0 || totals.calls < minimum_calls {
+        return (None, None);
+    }
+    let calls = totals.calls as f32;
+    (
+        Some(totals.failed as f32 * 100.0 / calls),
+        Some(totals.slow as f32 * 100.0 / calls),
+    )
+}
+
 /// What a state measures: its window and its minimum number of calls. (Its not-permitted count
 /// lives beside it in the breaker, as an atomic that the OPEN fast path updates without a lock.)
 ///
@@ -91,14 +105,13 @@ impl Thresholds {
 
     /// The failure and slow-call rates, or `None` below the minimum number of calls.
     pub(crate) fn rates(&self, totals: &Totals) -> (Option<f32>, Option<f32>) {
-        if totals.calls == 0 || totals.calls < self.minimum_calls {
-            return (None, None);
-        }
-        let calls = totals.calls as f32;
-        (
-            Some(totals.failed as f32 * 100.0 / calls),
-            Some(totals.slow as f32 * 100.0 / calls),
-        )
+        rates(totals, self.minimum_calls)
+    }
+
+    /// The number of calls needed before any rate exists.
+    #[inline]
+    pub(crate) fn minimum_calls(&self) -> u32 {
+        self.minimum_calls
     }
 
     /// Whether `totals` reach a threshold.

@@ -10,6 +10,30 @@ pub(crate) struct Totals {
 }
 
 impl Totals {
+    /// The totals in one word, 16 bits each: for a window of at most 65,535 calls (CLOSED's
+    /// lock-free window holds at most 2,047), so that an event can carry them in a register.
+    #[inline]
+    pub(crate) fn pack(self) -> u64 {
+        debug_assert!(self.calls <= u32::from(u16::MAX));
+        let field = |v: u32| u64::from(v.min(u32::from(u16::MAX)));
+        field(self.calls)
+            | field(self.failed) << 16
+            | field(self.slow) << 32
+            | field(self.slow_failed) << 48
+    }
+
+    /// The totals [`pack`](Totals::pack) put in one word.
+    #[inline]
+    pub(crate) fn unpack(packed: u64) -> Totals {
+        let field = |at: u32| (packed >> at & 0xFFFF) as u32;
+        Totals {
+            calls: field(0),
+            failed: field(16),
+            slow: field(32),
+            slow_failed: field(48),
+        }
+    }
+
     pub(crate) fn add(&mut self, outcome: u8) {
         self.calls += 1;
         self.failed += u32::from(outcome & FAILED);

@@ -247,7 +247,7 @@ fn a_rejection_made_without_the_lock_still_carries_the_metrics() {
     let sink = seen.clone();
     let _sub = b.subscribe(move |e| {
         if e.kind() == EventKind::NotPermitted {
-            sink.lock().unwrap().push(*e.metrics());
+            sink.lock().unwrap().push(e.metrics());
         }
     });
     for ok in [true, false, false, false] {
@@ -265,4 +265,128 @@ fn a_rejection_made_without_the_lock_still_carries_the_metrics() {
     );
     assert_eq!(seen[1].failure_rate, Some(75.0));
     assert_eq!(seen[0].not_permitted_calls, 1);
+}
+
+/// What a listener heard: each event's kind and error text.
+type Heard = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// The error texts of failed and ignored calls reach the listeners that asked for them
+/// (a breaker's and a registry's), and no other; a success, a rejection and a call completed by
+/// hand carry none.
+#[test]
+fn error_texts_reach_only_the_listeners_that_asked() {
+    let (_clock, registry) = manual_registry(
+        Config::builder()
+            .sliding_window_size(100)
+            .minimum_number_of_calls(100)
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("texts");
+    let seen = |sink: &Heard| {
+        let sink = Arc::clone(sink);
+        move |e: &breaker_core::Event| {
+            let kind = format!("{:?}", e.kind())
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_owned();
+            let text = e.error().map(|t| t.to_string());
+            sink.lock().unwrap().push((kind, text));
+        }
+    };
+    let plain = Arc::new(Mutex::new(Vec::new()));
+    let own = Arc::new(Mutex::new(Vec::new()));
+    let all = Arc::new(Mutex::new(Vec::new()));
+    let _plain = b.subscribe(seen(&plain));
+    let _own = b.subscribe_with_error_texts(seen(&own));
+    let _all = registry.subscribe_with_error_texts(seen(&all));
+
+    let _ = b.call_sync(|| Ok::<_, std::io::Error>(()));
+    let _ = b.call_sync(|| Err::<(), _>(std::io::Error::other("refused")));
+    let ignore = breaker_core::Classifier::new().ignore(|_: &&str| true);
+    let _ = b.call_sync_with(&ignore, || Err::<(), _>("not counted"));
+    // An `Ok` the classification counts as a failure (Resilience4j's
+    // `ResultRecordedAsFailureException`): the value's type, said so.
+    let status_503 = breaker_core::Classifier::new().result(|status: &u16| *status == 503);
+    let _ = b.call_sync_with(&status_503, || Ok::<u16, ()>(503));
+    // Completed by hand, without the error: nothing to describe.
+    b.try_acquire().unwrap().failure();
+    // A panic: its message.
+    let panicked =
+        std::panic::catch_unwind(|| b.call_sync(|| -> Result<(), ()> { panic!("boom") }));
+    assert!(panicked.is_err());
+
+    let io = "std::io::error::Error: refused";
+    let str_type = "&str: not counted";
+    let value = "u16: the call's result was recorded as a failure";
+    let expected = |texted: bool| -> Vec<(String, Option<String>)> {
+        let t = |s: &str| texted.then(|| s.to_owned());
+        vec![
+            ("Success".into(), None),
+            ("Error".into(), t(io)),
+            ("IgnoredError".into(), t(str_type)),
+            ("Error".into(), t(value)),
+            ("Error".into(), None),
+            ("Error".into(), t("panic: boom")),
+        ]
+    };
+    assert_eq!(*plain.lock().unwrap(), expected(false));
+    assert_eq!(*own.lock().unwrap(), expected(true));
+    assert_eq!(*all.lock().unwrap(), expected(true));
+}
+
+/// A log line of an event with an error text writes the text escaped.
+#[test]
+fn an_events_display_escapes_its_error_text() {
+    let (_clock, registry) = manual_registry(Config::default());
+    let b = registry.breaker("texts-display");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&lines);
+    let _s = b.subscribe_with_error_texts(move |e| sink.lock().unwrap().push(e.to_string()));
+    let _ = b.call_sync(|| Err::<(), _>("forged\nINFO line"));
+    let lines = lines.lock().unwrap();
+    assert_eq!(lines.len(), 1);
+    assert!(
+        lines[0].ends_with("(&str: forged\\nINFO line)"),
+        "{}",
+        lines[0]
+    );
+    assert!(!lines[0].contains('\n'));
+}
+
+/// A call cut at its `timeout-duration` carries the timeout as its error; an async call's
+/// error type without `Display` is named by its type.
+#[tokio::test(start_paused = true)]
+async fn a_timed_out_call_carries_the_timeout_as_its_error() {
+    let (_clock, registry) = manual_registry(
+        Config::builder()
+            .timeout_duration(Some(Duration::from_millis(100)))
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("texts-timeout");
+    let texts = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&texts);
+    let _s = b.subscribe_with_error_texts(move |e| {
+        if let Some(error) = e.error() {
+            sink.lock().unwrap().push(error.clone());
+        }
+    });
+    let _ = b
+        .call(async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Ok::<_, ()>(())
+        })
+        .await;
+    #[derive(Debug)]
+    struct Opaque;
+    let _ = b.call(async { Err::<(), _>(Opaque) }).await;
+    let texts = texts.lock().unwrap();
+    assert_eq!(texts.len(), 2);
+    assert_eq!(texts[0].type_name(), "breaker_core::error::CallTimedOut");
+    let timed_out = texts[0].text().unwrap();
+    assert!(timed_out.contains("texts-timeout"), "{timed_out}");
+    assert!(texts[1].type_name().ends_with("Opaque"));
+    assert_eq!(texts[1].text(), None);
 }

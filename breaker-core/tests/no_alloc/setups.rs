@@ -198,6 +198,75 @@ fn calls_allocate_nothing_with_listeners_attached() {
     assert_none(report);
 }
 
+static TEXTED_ERRORS: AtomicUsize = AtomicUsize::new(0);
+static PLAIN_ERRORS_WITH_TEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// Error texts ([`Event::error`]) cost nothing on a success, nothing without a listener that
+/// asked for them, and one allocation per failed call (the text, shared by every such
+/// listener) while one listens.
+#[test]
+fn error_texts_allocate_once_per_failure_and_only_for_a_listener_that_asked() {
+    let mut report = Report::new();
+    let registry = counting_alloc::ten_call_registry(ManualClock::new());
+    let b = registry.breaker("no-alloc-error-texts");
+    // A plain listener first: it never sees a text, and nothing is built for it.
+    let _plain = b.subscribe(|e: &Event| {
+        if e.error().is_some() {
+            PLAIN_ERRORS_WITH_TEXT.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    let io_error = || std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+    // Failures and successes in turn: the window (10 calls, opening at 100%) stays CLOSED.
+    for _ in 0..10 {
+        let _ = b.call_sync(|| Err::<(), _>(io_error()));
+        let _ = b.call_sync(|| Ok::<_, std::io::Error>(()));
+    }
+    // `ErrorKind`-only io errors carry no allocation of their own.
+    let failures = allocations_during(|| {
+        for _ in 0..CALLS {
+            let _ = b.call_sync(|| Err::<(), _>(io_error()));
+            let _ = b.call_sync(|| Ok::<_, std::io::Error>(()));
+        }
+    });
+    report.push((
+        "no listener with error texts: a failure and a success",
+        failures,
+    ));
+
+    let _texts = b.subscribe_with_error_texts(|e: &Event| {
+        if let Some(error) = e.error() {
+            assert_eq!(error.type_name(), "std::io::error::Error");
+            assert_eq!(error.text(), Some("connection reset"));
+            TEXTED_ERRORS.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    for _ in 0..10 {
+        let _ = b.call_sync(|| Ok::<_, std::io::Error>(()));
+    }
+    let successes = allocations_during(|| {
+        for _ in 0..CALLS {
+            let _ = b.call_sync(|| Ok::<_, std::io::Error>(()));
+            let _ = block_on(b.call(async { Ok::<_, std::io::Error>(()) }));
+        }
+    });
+    report.push(("a listener with error texts: 2 successes", successes));
+    let before = TEXTED_ERRORS.load(Ordering::SeqCst);
+    let texted = allocations_during(|| {
+        for _ in 0..CALLS {
+            let _ = b.call_sync(|| Err::<(), _>(io_error()));
+            let _ = b.call_sync(|| Ok::<_, std::io::Error>(()));
+        }
+    });
+    assert_eq!(TEXTED_ERRORS.load(Ordering::SeqCst) - before, CALLS);
+    assert_eq!(PLAIN_ERRORS_WITH_TEXT.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        texted, CALLS,
+        "one allocation per failure (its text) while a listener asked for texts"
+    );
+    assert_eq!(b.state(), State::Closed);
+    assert_none(report);
+}
+
 /// A tracing subscriber that enables every level and keeps nothing: what the rejection log
 /// costs when DEBUG is on, without the cost of any particular subscriber's formatting.
 struct EnabledAndSilent;

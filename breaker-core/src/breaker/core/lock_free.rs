@@ -10,14 +10,14 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::{BreakerCore, Grant};
-use crate::breaker::metrics::metrics_of;
+use crate::breaker::metrics::EventMetrics;
+use crate::breaker::tag::StateTag;
 use crate::classify::Outcome;
 use crate::error::CallNotPermitted;
-use crate::event::{Event, EventKind};
+use crate::event::{ErrorText, Event, EventKind};
 use crate::state::{State, StateId};
 use crate::time::timestamp::Timestamp;
 use crate::window::closed::{ClosedWindow, Recorded};
-use crate::window::totals::Totals;
 use crate::window::Verdict;
 
 impl BreakerCore {
@@ -72,7 +72,8 @@ impl BreakerCore {
     }
 
     /// Completes a call granted by state `state` that took `elapsed_nanos`: in the lock-free
-    /// CLOSED window if it can, else under the lock.
+    /// CLOSED window if it can, else under the lock. `error` is the call's error text, for the
+    /// listeners that asked for it (`None` on every path but a described failure's).
     #[inline]
     pub(super) fn complete(
         &self,
@@ -80,18 +81,19 @@ impl BreakerCore {
         outcome: Outcome,
         elapsed_nanos: u64,
         now: Timestamp,
+        error: Option<&ErrorText>,
     ) {
         let mut position = None;
         if let Some(window) = &self.view.closed_window {
             if outcome != Outcome::Ignored {
                 let failed = outcome == Outcome::Failure;
-                match self.complete_closed(window, failed, elapsed_nanos, now) {
+                match self.complete_closed(window, failed, elapsed_nanos, now, error) {
                     Ok(()) => return,
                     Err(taken) => position = taken,
                 }
             }
         }
-        self.complete_locked(state, outcome, elapsed_nanos, now, position);
+        self.complete_locked(state, outcome, (elapsed_nanos, now), position, error);
     }
 
     /// Records a call in CLOSED's window without the lock, and publishes its event if anyone
@@ -109,40 +111,69 @@ impl BreakerCore {
         failed: bool,
         elapsed: u64,
         now: Timestamp,
+        error: Option<&ErrorText>,
     ) -> Result<(), Option<u32>> {
         let tag = self.view.tag.load();
         if !tag.is(State::Closed) {
             return Err(None);
         }
+        if self.audience.wants_call_events() {
+            self.record_closed_listened(window, tag, (failed, elapsed), now, error)
+        } else {
+            self.record_closed::<false>(window, tag, (failed, elapsed), now, None)
+        }
+    }
+
+    /// [`record_closed`](BreakerCore::record_closed) for a call whose event someone hears: out
+    /// of line, so that the unlistened completion inlined into every call stays small, and
+    /// with the event's publishing inlined in it, so that a listened call costs one call more.
+    #[inline(never)]
+    fn record_closed_listened(
+        &self,
+        window: &ClosedWindow,
+        tag: StateTag,
+        call: (bool, u64),
+        now: Timestamp,
+        error: Option<&ErrorText>,
+    ) -> Result<(), Option<u32>> {
+        self.record_closed::<true>(window, tag, call, now, error)
+    }
+
+    /// Records a call (`failed` or not, `elapsed` nanoseconds) in CLOSED state `tag`'s window;
+    /// if `LISTENED`, publishes its event first of anything the call causes.
+    #[inline(always)]
+    fn record_closed<const LISTENED: bool>(
+        &self,
+        window: &ClosedWindow,
+        tag: StateTag,
+        (failed, elapsed): (bool, u64),
+        now: Timestamp,
+        error: Option<&ErrorText>,
+    ) -> Result<(), Option<u32>> {
         // No history to note here: a call recorded in this window is history by itself
         // (`ClosedWindow::has_recorded`).
         let state = tag.id();
-        // The call's event, if anyone listens: published before anything the call causes.
-        let event = self.audience.wants_call_events().then(|| {
-            let elapsed = Duration::from_nanos(elapsed);
-            match failed {
-                true => EventKind::Error { elapsed },
-                false => EventKind::Success { elapsed },
-            }
-        });
         match window.record(state, self.view.thresholds.outcome(failed, elapsed), false) {
             // Totals as they were: nothing for OPEN's view either, should OPEN carry them on.
             Recorded::Unchanged => {
-                if let Some(kind) = event {
+                if LISTENED {
                     match window.totals(state) {
-                        Some(totals) => self.publish_closed_call(kind, &totals, now),
+                        Some(totals) => {
+                            self.publish_closed_call(failed, elapsed, totals.pack(), now, error)
+                        }
                         // The state moved on since: `trip` finds nothing to open, and
                         // publishes the event with the metrics taken under the lock.
-                        None => self.trip(state, now, Some(kind)),
+                        None => self.trip(state, now, Some(call_kind(failed, elapsed)), error),
                     }
                 }
             }
             Recorded::Stale(position) => return Err(Some(position)),
             Recorded::Changed(totals) => {
                 if let Verdict::Exceeded { .. } = self.view.thresholds.verdict(&totals) {
-                    self.trip(state, now, event);
-                } else if let Some(kind) = event {
-                    self.publish_closed_call(kind, &totals, now);
+                    let event = LISTENED.then(|| call_kind(failed, elapsed));
+                    self.trip(state, now, event, error);
+                } else if LISTENED {
+                    self.publish_closed_call(failed, elapsed, totals.pack(), now, error);
                 }
                 if self.view.tag.load() != tag {
                     self.refresh_open_view(state, now);
@@ -160,22 +191,47 @@ impl BreakerCore {
             .open_metrics
             .load(self.view.not_permitted.load(Ordering::Relaxed));
         let kind = EventKind::NotPermitted;
-        let event = Event::new(self.display_name(), now, kind, None, metrics);
+        let metrics = EventMetrics::Taken(metrics);
+        let event = Event::new(self.event_name(), now, kind, None, metrics);
         self.audience.deliver(&event);
     }
 
-    /// The event of a CLOSED call recorded without the lock, with the metrics of `totals`, the
-    /// window's totals after it.
+    /// The event of a CLOSED call recorded without the lock (`failed` or not, `elapsed`
+    /// nanoseconds), carrying `totals`, the window's totals after it, packed
+    /// (`Totals::pack`): the rates are worked out only if a listener reads them.
     ///
     /// The one event goes straight to the listeners (no `Pending`, no transition to log): this
-    /// is the path every listened CLOSED call takes.
-    #[inline]
-    fn publish_closed_call(&self, kind: EventKind, totals: &Totals, now: Timestamp) {
-        let rates = self.view.thresholds.rates(totals);
-        let not_permitted = self.view.not_permitted.load(Ordering::Relaxed);
-        let metrics = metrics_of(State::Closed, totals, rates, not_permitted);
-        let event = Event::new(self.display_name(), now, kind, None, metrics);
-        self.audience.deliver(&event);
+    /// is the path every listened CLOSED call takes, so it is inlined into
+    /// `record_closed_listened`, with the listener lists' loop. Its arguments are plain words,
+    /// so the event is written from registers: an event assembled from a struct the caller had
+    /// just stored field by field costs a store-forwarding stall per wider read of it.
+    #[inline(always)]
+    fn publish_closed_call(
+        &self,
+        failed: bool,
+        elapsed: u64,
+        totals: u64,
+        now: Timestamp,
+        error: Option<&ErrorText>,
+    ) {
+        let kind = call_kind(failed, elapsed);
+        let metrics = EventMetrics::Closed {
+            totals,
+            minimum_calls: self.view.thresholds.minimum_calls(),
+            not_permitted: self.view.not_permitted.load(Ordering::Relaxed),
+        };
+        let event = Event::new(self.event_name(), now, kind, None, metrics);
+        self.audience.deliver_call(&event, error);
+    }
+}
+
+/// The event kind of a recorded call, `failed` or not, that took `elapsed` nanoseconds.
+#[inline]
+fn call_kind(failed: bool, elapsed: u64) -> EventKind {
+    let elapsed = Duration::from_nanos(elapsed);
+    match failed {
+        true => EventKind::Error { elapsed },
+        false => EventKind::Success { elapsed },
     }
 }
 

@@ -14,7 +14,7 @@ use super::{give_back, BreakerCore, Grant, Machine, Phase};
 use crate::breaker::publish::Pending;
 use crate::classify::Outcome;
 use crate::error::{CallNotPermitted, IllegalTransition};
-use crate::event::{EventKind, TransitionCause};
+use crate::event::{ErrorText, EventKind, TransitionCause};
 use crate::state::{State, StateId};
 use crate::time::scheduler::{TimerKey, TimerTarget};
 use crate::time::timestamp::Timestamp;
@@ -34,7 +34,7 @@ impl BreakerCore {
             pending.seal(|| m.snapshot(now, not_permitted.load(Ordering::Relaxed)));
             result
         };
-        self.audience.publish(&self.identity.name, &pending, now);
+        self.audience.publish(&self.event_name, &pending, now);
         result
     }
 
@@ -54,7 +54,7 @@ impl BreakerCore {
             Phase::Open { .. } => {
                 self.view.not_permitted.fetch_add(1, Ordering::Relaxed);
                 self.audience
-                    .push_call_event(pending, EventKind::NotPermitted);
+                    .push_call_event(pending, EventKind::NotPermitted, None);
                 Err(State::Open)
             }
             Phase::ForcedOpen => {
@@ -84,20 +84,21 @@ impl BreakerCore {
         }
         self.view.not_permitted.fetch_add(1, Ordering::Relaxed);
         self.audience
-            .push_call_event(pending, EventKind::NotPermitted);
+            .push_call_event(pending, EventKind::NotPermitted, None);
         Err(State::HalfOpen)
     }
 
     /// Completes a permit under the lock: any state, any window, with listeners. `position`
-    /// is a ring position of the lock-free window that the call already took.
+    /// is a ring position of the lock-free window that the call already took; `error` the
+    /// call's error text, for the listeners that asked for it.
     #[inline(never)]
     pub(super) fn complete_locked(
         &self,
         granted_by: StateId,
         outcome: Outcome,
-        elapsed_nanos: u64,
-        now: Timestamp,
+        (elapsed_nanos, now): (u64, Timestamp),
         position: Option<u32>,
+        error: Option<&ErrorText>,
     ) {
         let failed = outcome == Outcome::Failure;
         self.step(now, |m, pending| {
@@ -127,7 +128,7 @@ impl BreakerCore {
                     give_back(m, granted_by);
                     if !quiet {
                         let kind = EventKind::IgnoredError { elapsed };
-                        self.audience.push_call_event(pending, kind);
+                        self.audience.push_call_event(pending, kind, error);
                     }
                 }
                 Outcome::Success | Outcome::Failure => {
@@ -136,7 +137,7 @@ impl BreakerCore {
                             true => EventKind::Error { elapsed },
                             false => EventKind::Success { elapsed },
                         };
-                        self.audience.push_call_event(pending, kind);
+                        self.audience.push_call_event(pending, kind, error);
                     }
                     self.record_outcome(m, (failed, elapsed_nanos, position), now, pending);
                 }
@@ -288,10 +289,16 @@ impl BreakerCore {
     /// `call` is that call's event, if anyone listens: published first, and alone if another
     /// call decided first.
     #[cold]
-    pub(super) fn trip(&self, state: StateId, now: Timestamp, call: Option<EventKind>) {
+    pub(super) fn trip(
+        &self,
+        state: StateId,
+        now: Timestamp,
+        call: Option<EventKind>,
+        error: Option<&ErrorText>,
+    ) {
         self.step(now, |m, pending| {
             if let Some(kind) = call {
-                pending.push(kind);
+                pending.push_call(kind, error);
             }
             // Unless another call decided first.
             if m.id == state && m.phase == Phase::Closed {

@@ -66,7 +66,7 @@ impl Entry {
             }
             _ => {}
         }
-        handles.set_snapshot(event.metrics());
+        handles.set_snapshot(&event.metrics());
     }
 
     /// Writes every series but the state gauges from `breaker`'s current metrics: the
