@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
-use breaker_core::{Config, EventKind, Outcome, State, TransitionCause};
+use breaker_core::{CircuitBreaker, Config, EventKind, Outcome, State, TransitionCause};
 
 use crate::support::manual_registry;
 
@@ -117,8 +117,8 @@ fn a_panicking_listener_is_skipped_and_the_breaker_goes_on() {
     assert_eq!(b.metrics().not_permitted_calls, 1);
     assert_eq!(
         count.load(Ordering::Relaxed),
-        4,
-        "3 successes and one transition"
+        5,
+        "3 successes, one transition and one rejection"
     );
 }
 
@@ -389,4 +389,30 @@ async fn a_timed_out_call_carries_the_timeout_as_its_error() {
     assert!(timed_out.contains("texts-timeout"), "{timed_out}");
     assert!(texts[1].type_name().ends_with("Opaque"));
     assert_eq!(texts[1].text(), None);
+}
+
+/// A call FORCED_OPEN refuses is a NOT_PERMITTED event, as it is in OPEN and HALF_OPEN:
+/// Resilience4j's state machine publishes one for every refused permission, whatever the
+/// state, and counts it in `notPermittedCalls`.
+#[test]
+fn forced_open_publishes_not_permitted_for_each_refused_call() {
+    let breaker = CircuitBreaker::new("forced", Config::default());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let _sub = breaker.subscribe(move |e| sink.lock().unwrap().push(e.kind()));
+    breaker.transition_to(State::ForcedOpen).unwrap();
+    assert!(breaker.try_acquire().is_err());
+    assert!(breaker.call_sync(|| Ok::<_, ()>(())).is_err());
+    assert_eq!(
+        seen.lock().unwrap().clone(),
+        vec![
+            EventKind::StateTransition {
+                from: State::Closed,
+                to: State::ForcedOpen
+            },
+            EventKind::NotPermitted,
+            EventKind::NotPermitted,
+        ]
+    );
+    assert_eq!(breaker.metrics().not_permitted_calls, 2);
 }

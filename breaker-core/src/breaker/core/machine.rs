@@ -59,6 +59,8 @@ impl BreakerCore {
             }
             Phase::ForcedOpen => {
                 self.view.not_permitted.fetch_add(1, Ordering::Relaxed);
+                self.audience
+                    .push_call_event(pending, EventKind::NotPermitted, None);
                 Err(State::ForcedOpen)
             }
         });
