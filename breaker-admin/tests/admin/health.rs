@@ -6,109 +6,11 @@
 
 use std::time::Duration;
 
-use crate::support::{assert_turned_off, fail, get_text, serve, small};
+use crate::support::ordered::get_ordered;
+use crate::support::{assert_turned_off, fail, serve, small};
 use breaker_admin::Admin;
 use breaker_core::{CircuitBreaker, Config, ManualClock, Registry, State};
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Value};
-
-/// A JSON value whose objects keep their keys in the order the body wrote them (a
-/// `serde_json::Value` sorts them unless `preserve_order` is on somewhere in the build).
-#[derive(Debug)]
-pub(crate) enum Ordered {
-    Scalar(Value),
-    Array(Vec<Ordered>),
-    Object(Vec<(String, Ordered)>),
-}
-
-impl Ordered {
-    /// The object's keys, in the body's order (none for a scalar or an array).
-    pub(crate) fn keys(&self) -> Vec<&str> {
-        match self {
-            Ordered::Object(entries) => entries.iter().map(|(k, _)| k.as_str()).collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// The same value as a `serde_json::Value` (keys sorted again).
-    pub(crate) fn to_value(&self) -> Value {
-        match self {
-            Ordered::Scalar(v) => v.clone(),
-            Ordered::Array(items) => items.iter().map(Ordered::to_value).collect(),
-            Ordered::Object(entries) => entries
-                .iter()
-                .map(|(k, v)| (k.clone(), v.to_value()))
-                .collect::<serde_json::Map<_, _>>()
-                .into(),
-        }
-    }
-
-    /// The value at `key` of this object; panics naming the key if there is none.
-    pub(crate) fn at(&self, key: &str) -> &Ordered {
-        match self {
-            Ordered::Object(entries) => entries
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v)
-                .unwrap_or_else(|| panic!("no key {key:?} in {:?}", self.keys())),
-            _ => panic!("{key:?}: not an object"),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Ordered {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Ordered, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Ordered;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("JSON")
-            }
-            fn visit_unit<E>(self) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(Value::Null))
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(v.into()))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(v.into()))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(v.into()))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(v.into()))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Ordered, E> {
-                Ok(Ordered::Scalar(v.into()))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Ordered, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
-                }
-                Ok(Ordered::Array(items))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    entries.push(entry);
-                }
-                Ok(Ordered::Object(entries))
-            }
-        }
-        deserializer.deserialize_any(V)
-    }
-}
-
-/// GET `url`: the status, the body as JSON and the same body with its keys' order kept.
-pub(crate) async fn get_ordered(url: &str) -> (u16, Value, Ordered) {
-    let (status, text) = get_text(url).await;
-    let body = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{url}: {e}: {text:?}"));
-    let ordered: Ordered = serde_json::from_str(&text).unwrap();
-    assert_eq!(ordered.to_value(), body, "{url}: the two parses agree");
-    (status, body, ordered)
-}
 
 /// GET `url`: the status and the body as JSON.
 async fn get(url: &str) -> (u16, Value) {

@@ -9,7 +9,7 @@ use breaker_core::{ManualClock, Registry};
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
-use crate::health::{get_ordered, Ordered};
+use crate::support::ordered::{get_ordered, Ordered};
 use crate::support::{assert_turned_off, client, serve};
 
 /// Every link id the admin can list, in its order, when every endpoint is mounted.
@@ -80,7 +80,7 @@ fn links(index: &Ordered) -> Vec<(String, String, bool)> {
         .map(|id| {
             let link = links.at(id);
             assert_eq!(link.keys(), ["href", "templated"], "{id}");
-            let value = link.to_value();
+            let value = link.value();
             let href = value["href"].as_str().unwrap().to_owned();
             let templated = value["templated"].as_bool().unwrap();
             (id.to_owned(), href, templated)

@@ -82,11 +82,8 @@ fn stream_dto(message: &SseEvent) -> Value {
         value["type"].as_str(),
         "the message is named by its event's type"
     );
-    let id = message.id.as_deref().expect("each event has an id");
-    assert!(
-        id.parse::<u64>().is_ok(),
-        "the id is the stream's ticket: {id}"
-    );
+    // The reader panics on an id that is not a number: the stream's ticket.
+    assert!(message.id.is_some(), "each event has an id");
     value
 }
 
@@ -142,7 +139,7 @@ async fn the_stream_names_each_message_by_its_type_and_writes_nulls() {
     for want in &expected {
         let message = all.next_not_ping().await;
         assert_eq!(&stream_dto(&message), want);
-        tickets.push(message.id.unwrap().parse::<u64>().unwrap());
+        tickets.push(message.id.unwrap());
     }
     assert!(
         tickets.windows(2).all(|w| w[0] < w[1]),

@@ -1,108 +1,22 @@
 //! `GET /actuator/streamcircuitbreakerevents[/{name}[/{eventType}]]`: live events as
-//! server-sent events, read with reqwest's `bytes_stream()`; a client that falls behind the
+//! server-sent events, read with `support::sse`'s client; a client that falls behind the
 //! ring is told how many events it lost; `Last-Event-ID` resumes, losslessly within the linger
 //! and with a count of what it missed after a time with nobody connected; an id the stream
 //! cannot resume from is answered. The tests that wait for the server to do something run on
 //! tokio's paused clock: the waits are virtual, and real loopback sockets keep the clock from
 //! jumping past their IO (a ready socket counts as work).
 
-use std::pin::Pin;
 use std::time::Duration;
 
-use crate::support::{client, get_json, serve, succeed};
+use crate::support::sse::SseClient;
+use crate::support::{get_json, serve, succeed};
 use breaker_admin::{Admin, DEFAULT_STREAM_LINGER};
 use breaker_core::{CircuitBreaker, ManualClock, Registry, State};
-use futures_util::{Stream, StreamExt};
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// The stream's first id: the admin's start time in microseconds since 1970, on the registry's
 /// clock (a `ManualClock` starts at 1,700,000,000 s).
 pub(crate) const FIRST_ID: u64 = 1_700_000_000_000_000;
-
-/// One server-sent event.
-#[derive(Debug)]
-pub(crate) struct SseEvent {
-    pub(crate) id: Option<u64>,
-    pub(crate) event: Option<String>,
-    pub(crate) data: String,
-}
-
-impl SseEvent {
-    pub(crate) fn json(&self) -> Value {
-        serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("{e}: {:?}", self.data))
-    }
-}
-
-type Bytes = Pin<Box<dyn Stream<Item = reqwest::Result<axum::body::Bytes>> + Send>>;
-
-pub(crate) struct SseReader {
-    body: Bytes,
-    buffer: String,
-}
-
-impl SseReader {
-    pub(crate) async fn connect(url: &str, last_event_id: Option<u64>) -> SseReader {
-        SseReader::connect_with(url, last_event_id.map(|id| id.to_string())).await
-    }
-
-    /// Connects with `last_event_id` as the `Last-Event-ID` header, whatever it is.
-    pub(crate) async fn connect_with(url: &str, last_event_id: Option<String>) -> SseReader {
-        let mut request = client().get(url);
-        if let Some(id) = last_event_id {
-            request = request.header("last-event-id", id);
-        }
-        // No overall timeout on a stream: each read below has its own.
-        let response = reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .unwrap()
-            .execute(request.build().unwrap())
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), 200);
-        assert_eq!(response.headers()["content-type"], "text/event-stream");
-        SseReader {
-            body: Box::pin(response.bytes_stream()),
-            buffer: String::new(),
-        }
-    }
-
-    /// The next event that is not the heartbeat (`event: ping`).
-    pub(crate) async fn next(&mut self) -> SseEvent {
-        self.next_or_end().await.expect("the stream is open")
-    }
-
-    /// The next event that is not the heartbeat, or `None` once the server ended the stream.
-    pub(crate) async fn next_or_end(&mut self) -> Option<SseEvent> {
-        loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let block: String = self.buffer.drain(..end + 2).collect();
-                let mut event = SseEvent {
-                    id: None,
-                    event: None,
-                    data: String::new(),
-                };
-                for line in block.lines() {
-                    match line.split_once(": ") {
-                        Some(("id", v)) => event.id = Some(v.parse().unwrap()),
-                        Some(("event", v)) => event.event = Some(v.to_owned()),
-                        Some(("data", v)) => event.data.push_str(v),
-                        _ => {}
-                    }
-                }
-                if event.event.as_deref() == Some("ping") {
-                    continue;
-                }
-                return Some(event);
-            }
-            let chunk = tokio::time::timeout(Duration::from_secs(5), self.body.next())
-                .await
-                .expect("an event within 5 s")?
-                .unwrap();
-            self.buffer.push_str(std::str::from_utf8(&chunk).unwrap());
-        }
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forced_transition_reaches_the_stream_as_an_event_dto() {
@@ -112,13 +26,13 @@ async fn a_forced_transition_reaches_the_stream_as_an_event_dto() {
     let base = serve(Admin::new(&registry).router()).await;
 
     let mut all =
-        SseReader::connect(&format!("{base}/actuator/streamcircuitbreakerevents"), None).await;
-    let mut one = SseReader::connect(
+        SseClient::connect(&format!("{base}/actuator/streamcircuitbreakerevents"), None).await;
+    let mut one = SseClient::connect(
         &format!("{base}/actuator/streamcircuitbreakerevents/inventory"),
         None,
     )
     .await;
-    let mut typed = SseReader::connect(
+    let mut typed = SseClient::connect(
         &format!("{base}/actuator/streamcircuitbreakerevents/inventory/state_transition"),
         None,
     )
@@ -127,7 +41,7 @@ async fn a_forced_transition_reaches_the_stream_as_an_event_dto() {
     succeed(&breaker);
     breaker.transition_to(State::ForcedOpen).unwrap();
 
-    let first = all.next().await;
+    let first = all.next_not_ping().await;
     assert_eq!(
         first.event.as_deref(),
         Some("STATE_TRANSITION"),
@@ -145,7 +59,7 @@ async fn a_forced_transition_reaches_the_stream_as_an_event_dto() {
             "stateTransition": "CLOSED_TO_DISABLED"
         })
     );
-    let second = all.next().await;
+    let second = all.next_not_ping().await;
     assert_eq!(second.id, Some(FIRST_ID + 1));
     assert_eq!(second.event.as_deref(), Some("SUCCESS"));
     assert_eq!(
@@ -159,21 +73,21 @@ async fn a_forced_transition_reaches_the_stream_as_an_event_dto() {
             "stateTransition": null
         })
     );
-    let third = all.next().await;
+    let third = all.next_not_ping().await;
     assert_eq!(third.json()["stateTransition"], "CLOSED_TO_FORCED_OPEN");
 
     // By name: not the other breaker's event.
-    let mine = one.next().await;
+    let mine = one.next_not_ping().await;
     assert_eq!(
         (mine.id, mine.json()["type"].clone()),
         (Some(FIRST_ID + 1), json!("SUCCESS"))
     );
     assert_eq!(
-        one.next().await.json()["stateTransition"],
+        one.next_not_ping().await.json()["stateTransition"],
         "CLOSED_TO_FORCED_OPEN"
     );
     // By name and type.
-    let transition = typed.next().await;
+    let transition = typed.next_not_ping().await;
     assert_eq!(transition.id, Some(FIRST_ID + 2));
     assert_eq!(
         transition.json()["stateTransition"],
@@ -198,7 +112,7 @@ async fn a_client_behind_the_ring_is_told_what_it_lost_and_can_resume() {
         .stream_interval(Duration::from_secs(1));
     let base = serve(admin.router()).await;
     let url = format!("{base}/actuator/streamcircuitbreakerevents");
-    let mut reader = SseReader::connect(&url, None).await;
+    let mut reader = SseClient::connect(&url, None).await;
     // 50 events between two reads a second apart, into a ring of 8: whenever the reads fall,
     // one of them finds more than 8 new events.
     for _ in 0..EVENTS {
@@ -206,7 +120,7 @@ async fn a_client_behind_the_ring_is_told_what_it_lost_and_can_resume() {
     }
     let (mut lost, mut delivered, mut lagged) = (0, 0, 0);
     loop {
-        let event = reader.next().await;
+        let event = reader.next_not_ping().await;
         if event.event.as_deref() == Some("lagged") {
             lagged += 1;
             let n = event.json()["lost"].as_u64().expect("lost is a number");
@@ -230,16 +144,16 @@ async fn a_client_behind_the_ring_is_told_what_it_lost_and_can_resume() {
     assert!(delivered <= 16, "at most two ring's worth: {delivered}");
 
     // Reconnecting with the Last-Event-ID of event 45 resumes at 46, still in the ring.
-    let mut resumed = SseReader::connect(&url, Some(FIRST_ID + 45)).await;
+    let mut resumed = SseClient::connect_after(&url, Some(FIRST_ID + 45)).await;
     for n in 46..EVENTS {
-        assert_eq!(resumed.next().await.id, Some(FIRST_ID + n));
+        assert_eq!(resumed.next_not_ping().await.id, Some(FIRST_ID + n));
     }
     // Resuming from before the ring: told what was lost first.
-    let mut late = SseReader::connect(&url, Some(FIRST_ID + 9)).await;
-    let first = late.next().await;
+    let mut late = SseClient::connect_after(&url, Some(FIRST_ID + 9)).await;
+    let first = late.next_not_ping().await;
     assert_eq!(first.event.as_deref(), Some("lagged"));
     assert_eq!(first.json(), json!({ "lost": 32 }));
-    assert_eq!(late.next().await.id, Some(FIRST_ID + 42));
+    assert_eq!(late.next_not_ping().await.id, Some(FIRST_ID + 42));
 }
 
 /// Waits, on the paused clock, until the admin holds `n` stream slots: the server learns that a
@@ -271,11 +185,11 @@ async fn a_client_back_within_the_linger_misses_nothing() {
     let base = serve(admin.router()).await;
     let url = format!("{base}/actuator/streamcircuitbreakerevents");
 
-    let mut reader = SseReader::connect(&url, None).await;
+    let mut reader = SseClient::connect(&url, None).await;
     calls(&breaker, 3);
     let mut last = None;
     for n in 0..3 {
-        let event = reader.next().await;
+        let event = reader.next_not_ping().await;
         assert_eq!(event.id, Some(FIRST_ID + n));
         last = event.id;
     }
@@ -284,9 +198,9 @@ async fn a_client_back_within_the_linger_misses_nothing() {
     calls(&breaker, 5);
     tokio::time::sleep(DEFAULT_STREAM_LINGER / 2).await;
 
-    let mut back = SseReader::connect(&url, last).await;
+    let mut back = SseClient::connect_after(&url, last).await;
     for n in 3..8 {
-        let event = back.next().await;
+        let event = back.next_not_ping().await;
         assert_eq!(
             event.event.as_deref(),
             Some("SUCCESS"),
@@ -307,10 +221,10 @@ async fn a_client_back_after_a_gap_is_told_how_many_events_it_missed() {
     let base = serve(admin.router()).await;
     let url = format!("{base}/actuator/streamcircuitbreakerevents");
 
-    let mut reader = SseReader::connect(&url, None).await;
+    let mut reader = SseClient::connect(&url, None).await;
     calls(&breaker, 2);
-    reader.next().await;
-    let last = reader.next().await.id.expect("an id");
+    reader.next_not_ping().await;
+    let last = reader.next_not_ping().await.id.expect("an id");
     assert_eq!(last, FIRST_ID + 1);
     drop(reader);
     until_clients(&admin, 0).await;
@@ -321,12 +235,12 @@ async fn a_client_back_after_a_gap_is_told_how_many_events_it_missed() {
     calls(&other, 5);
     other.transition_to(State::ForcedOpen).unwrap();
 
-    let mut back = SseReader::connect(&url, Some(last)).await;
+    let mut back = SseClient::connect_after(&url, Some(last)).await;
     calls(&breaker, 1);
-    let notice = back.next().await;
+    let notice = back.next_not_ping().await;
     assert_eq!(notice.event.as_deref(), Some("lagged"));
     assert_eq!(notice.json(), json!({ "lost": 26 }));
-    let next = back.next().await;
+    let next = back.next_not_ping().await;
     assert_eq!(next.event.as_deref(), Some("SUCCESS"));
     assert_eq!(
         next.id,
@@ -336,8 +250,8 @@ async fn a_client_back_after_a_gap_is_told_how_many_events_it_missed() {
     assert_eq!(next.json()["circuitBreakerName"], "inventory");
 
     // A client filtered to one breaker counts every event it missed, as a lagged client does.
-    let mut one = SseReader::connect(&format!("{url}/other"), Some(last)).await;
-    let notice = one.next().await;
+    let mut one = SseClient::connect_after(&format!("{url}/other"), Some(last)).await;
+    let notice = one.next_not_ping().await;
     assert_eq!(notice.json(), json!({ "lost": 26 }));
 }
 
@@ -352,16 +266,16 @@ async fn a_gap_longer_than_the_ring_is_counted_whole() {
         .build();
     let base = serve(admin.router()).await;
     let url = format!("{base}/actuator/streamcircuitbreakerevents");
-    let mut reader = SseReader::connect(&url, None).await;
+    let mut reader = SseClient::connect(&url, None).await;
     calls(&breaker, 1);
-    let last = reader.next().await.id;
+    let last = reader.next_not_ping().await.id;
     drop(reader);
     until_clients(&admin, 0).await;
     calls(&breaker, 100);
-    let mut back = SseReader::connect(&url, last).await;
+    let mut back = SseClient::connect_after(&url, last).await;
     calls(&breaker, 1);
-    assert_eq!(back.next().await.json(), json!({ "lost": 100 }));
-    assert_eq!(back.next().await.id, last.map(|l| l + 101));
+    assert_eq!(back.next_not_ping().await.json(), json!({ "lost": 100 }));
+    assert_eq!(back.next_not_ping().await.id, last.map(|l| l + 101));
 }
 
 /// A `Last-Event-ID` the stream cannot resume from gets a notice saying why (`lost` unknown),
@@ -374,9 +288,9 @@ async fn an_id_from_another_run_or_not_an_id_is_answered() {
     let base = serve(admin.router()).await;
     let url = format!("{base}/actuator/streamcircuitbreakerevents");
     // Keeps the ring on, with a few events in it.
-    let mut keeper = SseReader::connect(&url, None).await;
+    let mut keeper = SseClient::connect(&url, None).await;
     calls(&breaker, 3);
-    assert_eq!(keeper.next().await.id, Some(FIRST_ID));
+    assert_eq!(keeper.next_not_ping().await.id, Some(FIRST_ID));
 
     let cases = [
         // An id from a run of the service that started earlier.
@@ -401,13 +315,13 @@ async fn an_id_from_another_run_or_not_an_id_is_answered() {
         ),
     ];
     for (n, (id, message)) in cases.into_iter().enumerate() {
-        let mut reader = SseReader::connect_with(&url, Some(id)).await;
-        let notice = reader.next().await;
+        let mut reader = SseClient::connect(&url, Some(&id)).await;
+        let notice = reader.next_not_ping().await;
         assert_eq!(notice.event.as_deref(), Some("lagged"));
         assert_eq!(notice.json(), json!({ "lost": null, "message": message }));
         calls(&breaker, 1);
         assert_eq!(
-            reader.next().await.id,
+            reader.next_not_ping().await.id,
             Some(FIRST_ID + 3 + n as u64),
             "from the newest on"
         );
@@ -424,10 +338,10 @@ async fn a_stream_ends_at_its_lifetime_and_resumes_without_loss() {
     let admin = Admin::new(&registry).stream_max_lifetime(Duration::from_secs(60));
     let base = serve(admin.router()).await;
     let url = format!("{base}/actuator/streamcircuitbreakerevents");
-    let mut reader = SseReader::connect(&url, None).await;
+    let mut reader = SseClient::connect(&url, None).await;
     calls(&breaker, 2);
-    reader.next().await;
-    let last = reader.next().await.id;
+    reader.next_not_ping().await;
+    let last = reader.next_not_ping().await.id;
     let opened = tokio::time::Instant::now();
     // Heartbeats only, until the server ends the stream.
     assert!(reader.next_or_end().await.is_none());
@@ -435,9 +349,9 @@ async fn a_stream_ends_at_its_lifetime_and_resumes_without_loss() {
     until_clients(&admin, 0).await;
 
     calls(&breaker, 3);
-    let mut back = SseReader::connect(&url, last).await;
+    let mut back = SseClient::connect_after(&url, last).await;
     for n in 2..5 {
-        let event = back.next().await;
+        let event = back.next_not_ping().await;
         assert_eq!(
             (event.event.as_deref(), event.id),
             (Some("SUCCESS"), Some(FIRST_ID + n))

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use crate::stream::SseReader;
+use crate::support::sse::SseClient;
 use crate::support::{get_json, serve, succeed};
 use breaker_admin::{Admin, DEFAULT_MAX_STREAM_CLIENTS};
 use breaker_core::{ManualClock, Registry};
@@ -127,7 +127,7 @@ async fn under_heavy_traffic_a_client_that_stops_reading_loses_its_slot_at_the_s
 
     let stuck = plain_client().get(&url).send().await.unwrap();
     assert_eq!(stuck.status().as_u16(), 200);
-    let mut reader = SseReader::connect(&url, None).await;
+    let mut reader = SseClient::connect(&url, None).await;
     let started = tokio::time::Instant::now();
     let mut read = 0usize;
     // 10,000 events each half second (about 2 MB of JSON): a client that reads keeps up, the
@@ -141,7 +141,7 @@ async fn under_heavy_traffic_a_client_that_stops_reading_loses_its_slot_at_the_s
             succeed(&breaker);
         }
         for _ in 0..10_000 {
-            reader.next().await;
+            reader.next_not_ping().await;
             read += 1;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -152,7 +152,7 @@ async fn under_heavy_traffic_a_client_that_stops_reading_loses_its_slot_at_the_s
     assert!(read >= 10_000);
     succeed(&breaker);
     assert_eq!(
-        reader.next().await.event.as_deref(),
+        reader.next_not_ping().await.event.as_deref(),
         Some("SUCCESS"),
         "the reader reads on"
     );

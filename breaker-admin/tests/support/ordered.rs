@@ -23,6 +23,16 @@ pub fn parse(text: &str) -> Ordered {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text:?}"))
 }
 
+/// GET `url`: the status, the body as JSON and the same body with its keys' order kept,
+/// checking the two reads agree.
+pub async fn get_ordered(url: &str) -> (u16, Value, Ordered) {
+    let (status, text) = super::get_text(url).await;
+    let body = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{url}: {e}: {text:?}"));
+    let ordered = parse(&text);
+    assert_eq!(ordered.value(), body, "{url}: the two parses agree");
+    (status, body, ordered)
+}
+
 impl Ordered {
     /// An object's keys, in order; panics on anything else.
     pub fn keys(&self) -> Vec<&str> {
