@@ -55,25 +55,19 @@ fn value(text: &str, series: &str) -> Option<f64> {
     })
 }
 
-/// The four `resilience4j_retry_calls` of the retry `name`, in Resilience4j's order of kinds.
+/// The four `resilience4j_retry_calls` gauges of the retry `name`, in Resilience4j's order of
+/// kinds.
 fn calls(handle: &PrometheusHandle, name: &str) -> [Option<f64>; 4] {
-    let text = handle.render();
-    [
-        "successful_without_retry",
-        "successful_with_retry",
-        "failed_without_retry",
-        "failed_with_retry",
-    ]
-    .map(|kind| {
-        let series = format!(
-            r#"resilience4j_retry_calls{{application="orders",kind="{kind}",name="{name}"}}"#
-        );
-        value(&text, &series)
-    })
+    series_by_kind(handle, "resilience4j_retry_calls", name)
 }
 
-/// The four `resilience4j_retry_calls_total` of the retry `name`, in the same order.
+/// The four `resilience4j_retry_calls_total` counters of the retry `name`, in the same order.
 fn calls_total(handle: &PrometheusHandle, name: &str) -> [Option<f64>; 4] {
+    series_by_kind(handle, "resilience4j_retry_calls_total", name)
+}
+
+/// The four series `metric` of the retry `name`, one per kind of call.
+fn series_by_kind(handle: &PrometheusHandle, metric: &str, name: &str) -> [Option<f64>; 4] {
     let text = handle.render();
     [
         "successful_without_retry",
@@ -82,9 +76,7 @@ fn calls_total(handle: &PrometheusHandle, name: &str) -> [Option<f64>; 4] {
         "failed_with_retry",
     ]
     .map(|kind| {
-        let series = format!(
-            r#"resilience4j_retry_calls_total{{application="orders",kind="{kind}",name="{name}"}}"#
-        );
+        let series = format!(r#"{metric}{{application="orders",kind="{kind}",name="{name}"}}"#);
         value(&text, &series)
     })
 }
