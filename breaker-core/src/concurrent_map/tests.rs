@@ -85,7 +85,7 @@ fn panicking_make_leaves_map_usable() {
 
 #[test]
 fn growth_keeps_values_and_references() {
-    let n = scaled(100_000, 300) as u64;
+    let n = scaled(100_000, 100) as u64;
     let map: ConcurrentMap<u64, u64> = ConcurrentMap::new();
     // References taken before many resizes.
     let early: Vec<&u64> = (0..8)
@@ -121,7 +121,7 @@ fn growth_keeps_values_and_references() {
 #[test]
 fn concurrent_overlapping_inserts_and_reads() {
     const THREADS: usize = 4;
-    let per_thread = scaled(20_000, 60);
+    let per_thread = scaled(20_000, 30);
     // Thread t inserts keys t*per_thread/2 .. t*per_thread/2 + per_thread, so neighbours
     // overlap by half, in alternating directions to race on the same keys.
     let total_keys = (THREADS + 1) * per_thread / 2;
@@ -225,7 +225,7 @@ impl Drop for Counted {
 
 #[test]
 fn drop_drops_each_value_once() {
-    let n = scaled(5_000, 200);
+    let n = scaled(5_000, 80);
     let drops = Arc::new(AtomicUsize::new(0));
     let map: ConcurrentMap<String, Counted> = ConcurrentMap::new();
     for i in 0..n {
