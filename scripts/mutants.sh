@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Mutation testing of the engine with cargo-mutants: each mutant is one small wrong edit of the
+# code (a comparison flipped, a body replaced by a default, a match arm deleted); the suite must
+# fail on it. docs/RELIABILITY.md ("Mutation testing") lists the counts and every mutant that
+# survives with the reason no behaviour can tell it apart.
+#
+#   bash scripts/mutants.sh                  # every mutant of the listed files
+#   bash scripts/mutants.sh --shard 3/8      # one slice of them (run the slices in any order)
+#   bash scripts/mutants.sh --list           # the mutants, without running them
+#   bash scripts/mutants.sh --in-diff D      # only the mutants in the lines a diff touches
+#   bash scripts/mutants.sh --sum            # sums the slices' results under target/mutants/
+#
+# Two groups, each with the tests that can see its code: breaker-core's files against the
+# crate's own unit tests and its engine, metrics and config test binaries (its doctests, the
+# Redis and allocation binaries are left out: slower, and they test nothing these files decide
+# alone); the attribute's expansion against the facade's attribute tests. A shard k/n runs
+# slice k of each group. Results go to target/mutants/<group>-<k>of<n>/mutants.out.
+#
+# Installs cargo-mutants (pinned) with `cargo install --locked` if this machine lacks it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VERSION=27.1.0
+
+# The engine's files, as globs relative to the workspace root.
+CORE_FILES=(
+    'breaker-core/src/breaker/**'
+    'breaker-core/src/window/**'
+    'breaker-core/src/call/**'
+    'breaker-core/src/classify.rs'
+    'breaker-core/src/config/wait.rs'
+    'breaker-core/src/time/**'
+    'breaker-core/src/registry/keyed.rs'
+    'breaker-core/src/registry/keyed/**'
+)
+MACRO_FILES=('breaker-macros/src/expand.rs')
+
+CORE_TESTS=(--test-package breaker-core --cargo-arg=--lib --cargo-arg=--test=engine
+    --cargo-arg=--test=metrics --cargo-arg=--test=config)
+MACRO_TESTS=(--test-package resilience-breaker --cargo-arg=--test=attribute)
+
+# Mutants are built in their own target directory (kept between runs: only the mutated crate
+# and what depends on it is rebuilt), never in the one the tests and clippy share.
+export CARGO_TARGET_DIR=${MUTANTS_TARGET_DIR:-$PWD/target/mutants-build}
+
+usage() {
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+    exit 2
+}
+
+install() {
+    if [ "$(cargo mutants --version 2>/dev/null)" != "cargo-mutants $VERSION" ]; then
+        echo "scripts/mutants.sh: installing cargo-mutants $VERSION (cargo install --locked)" >&2
+        cargo install --locked --version "$VERSION" cargo-mutants
+    fi
+}
+
+# files_args GLOB...: one `-f GLOB` per glob.
+files_args() {
+    local glob
+    for glob in "$@"; do printf -- '-f\n%s\n' "$glob"; done
+}
+
+# run GROUP EXTRA_ARGS -- : runs cargo-mutants over one group with the extra arguments.
+run_group() {
+    local group=$1 out=$2
+    shift 2
+    local files tests
+    if [ "$group" = core ]; then
+        mapfile -t files < <(files_args "${CORE_FILES[@]}")
+        tests=("${CORE_TESTS[@]}")
+    else
+        mapfile -t files < <(files_args "${MACRO_FILES[@]}")
+        tests=("${MACRO_TESTS[@]}")
+    fi
+    # The test set: the packages in $tests; every mutant built once with the test profile,
+    # then its tests run with a timeout of 3x the unmutated run's (at least 60 s: a mutant that
+    # makes a wait endless is a timeout, counted apart from caught ones).
+    cargo mutants --workspace "${files[@]}" --all-features --profile mutants --no-shuffle \
+        --timeout-multiplier 3 --minimum-test-timeout 60 \
+        ${out:+--output "$out"} "$@" "${tests[@]}"
+}
+
+# Sums caught, missed, timeout and unviable over every mutants.out under target/mutants/.
+sum() {
+    local kind total
+    for kind in caught missed timeout unviable; do
+        total=$(cat target/mutants/*/mutants.out/"$kind".txt 2>/dev/null | wc -l)
+        printf '%-9s %5d\n' "$kind" "$total"
+    done
+    echo "missed:"
+    cat target/mutants/*/mutants.out/missed.txt 2>/dev/null | sort || true
+}
+
+case "${1:-}" in
+--list)
+    install
+    run_group core "" --list
+    run_group macro "" --list
+    ;;
+--sum) sum ;;
+--shard)
+    [ $# -eq 2 ] || usage
+    install
+    shard=$2
+    for group in core macro; do
+        out=target/mutants/$group-${shard/\//of}
+        mkdir -p "$out"
+        run_group "$group" "$out" --shard "$shard" || true
+    done
+    sum
+    ;;
+--in-diff)
+    [ $# -eq 2 ] || usage
+    install
+    for group in core macro; do
+        out=target/mutants/$group-diff
+        mkdir -p "$out"
+        run_group "$group" "$out" --in-diff "$2"
+    done
+    ;;
+"")
+    install
+    for group in core macro; do
+        out=target/mutants/$group-all
+        mkdir -p "$out"
+        run_group "$group" "$out" || true
+    done
+    sum
+    ;;
+*) usage ;;
+esac
