@@ -16,3 +16,5 @@
 //   to their files word for word.
 // - `rust,test_harness`: compiled with the test harness and its `#[test]` run (without the
 //   harness, rustc drops a `#[test]` function before checking it).
+
+mod redis_hint;
