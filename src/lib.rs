@@ -65,3 +65,17 @@ pub use breaker_macros::retry;
 // public API.
 #[doc(hidden)]
 pub use breaker_core::__private;
+
+// README.md's Rust blocks (and docs/REDIS_HINT.md's), as doctests: see the module's file. They
+// use every feature, so they are compiled when all are on, as the test command
+// (`--all-features`) has them.
+#[cfg(all(
+    doctest,
+    feature = "macros",
+    feature = "metrics",
+    feature = "redis-hint",
+    feature = "tower",
+    feature = "reqwest",
+    feature = "admin"
+))]
+mod readme;

@@ -1,7 +1,7 @@
 //! `#[circuit_breaker]` at run time: behaviour (`runtime`), slow calls on the system clock
 //! (`slow_calls`), a file's error kinds on every call path (`error_kinds`), the error texts its
 //! breaker gives listeners that ask (`error_texts`), the expansion's
-//! hygiene (`hygiene`), and the README's programs (`readme_examples`); `#[bulkhead]`, alone and
+//! hygiene (`hygiene`), and the README's Rust blocks (`readme_examples`); `#[bulkhead]`, alone and
 //! with `#[circuit_breaker]` (`bulkhead`); `#[retry]`, alone and around both (`retry`).
 //!
 //! The attribute resolves breakers from `Registry::global()`, which a process has one of:
