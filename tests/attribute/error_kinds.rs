@@ -136,7 +136,22 @@ async fn the_async_attribute_applies_the_files_kinds_too() {
     for _ in 0..20 {
         assert_eq!(lookup_async(400).await, Err(HttpError::Status(400)));
     }
-    assert_eq!(state("kinds-async"), State::Closed);
+    let breaker = Registry::global().breaker("kinds-async");
+    let m = breaker.metrics();
+    assert_eq!((m.state, m.buffered_calls), (State::Closed, 0), "{m:?}");
+    // The calls went through the breaker: a server error is buffered as a failure, a second
+    // one opens it (2 of the minimum 2), and the next call is refused by it.
+    assert_eq!(lookup_async(503).await, Err(HttpError::Status(503)));
+    let m = breaker.metrics();
+    assert_eq!(
+        (m.buffered_calls, m.failed_calls),
+        (1, 1),
+        "the async call went through the breaker: {m:?}"
+    );
+    assert_eq!(lookup_async(503).await, Err(HttpError::Status(503)));
+    assert_eq!(breaker.state(), State::Open);
+    assert_eq!(lookup_async(503).await, Err(HttpError::Rejected));
+    assert_eq!(breaker.metrics().not_permitted_calls, 1);
 }
 
 #[tokio::test]

@@ -345,6 +345,14 @@ async fn a_dropped_request_gives_its_half_open_trial_back() {
         // The trial's future is dropped here, before it is answered.
     }
 
+    // A dropped request is no outcome: the breaker is still HALF_OPEN with nothing recorded
+    // (a success recorded for it would have closed the breaker with its one trial).
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.state, metrics.buffered_calls),
+        (State::HalfOpen, 0),
+        "the dropped trial recorded nothing: {metrics:?}"
+    );
     // Its permit came back: the next request is the trial, and closes the breaker.
     upstream.hold(false);
     assert_eq!(status(&client, &url).await, 200);

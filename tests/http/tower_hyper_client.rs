@@ -178,8 +178,16 @@ async fn connection_errors_are_failures_and_a_dropped_request_gives_its_trial_ba
         .await
         .unwrap_err()
         .is_rejected());
-    // Dropping the request gives the trial back: the next one is let through.
+    // Dropping the request records nothing: the breaker is still HALF_OPEN with an empty
+    // window (a success recorded for it would have closed the breaker with its one trial).
     drop(trial);
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.state, metrics.buffered_calls),
+        (State::HalfOpen, 0),
+        "the dropped trial recorded nothing: {metrics:?}"
+    );
+    // And it gives the trial back: the next request is let through.
     server.hold.store(false, Ordering::SeqCst);
     server.release.notify_waiters();
     let response = service.call(get_request(&server_at)).await.unwrap();

@@ -399,24 +399,37 @@ async fn read_endpoints_can_be_turned_off() {
     }
 }
 
+/// `serve_local` answers on the port it is given with this registry's admin: the answer names
+/// a breaker only this test registers, so another server on the port (one that took it between
+/// the test freeing it and `serve_local` binding it) cannot pass for it, and a failed bind
+/// fails the test with its error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_local_answers_on_loopback() {
     let registry = Registry::builder().clock(ManualClock::new()).build();
+    registry.breaker("serve-local-only");
     // A port that was free a moment ago.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    tokio::spawn(Admin::new(&registry).serve_local(port));
-    let url = format!("http://127.0.0.1:{port}/actuator/health");
-    let mut answer = None;
-    for _ in 0..100 {
-        if let Ok(response) = client().get(&url).send().await {
-            answer = Some(response.status().as_u16());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(answer, Some(200));
+    let serving = Admin::new(&registry).serve_local(port);
+    let mut serving = std::pin::pin!(serving);
+    // Polled first (`biased`), `serving` binds at its first poll (tokio binds a `SocketAddr`
+    // without waiting): by the time the request is sent, it listens on the port or has ended
+    // with the bind's error. It is polled until the answer comes, in this task.
+    let url = format!("http://127.0.0.1:{port}/dashboard/api/breakers");
+    let (status, body) = tokio::select! {
+        biased;
+        ended = &mut serving => panic!("serve_local ended before it answered: {ended:?}"),
+        answer = get_json(&url) => answer,
+    };
+    assert_eq!(status, 200);
+    let names: Vec<&str> = body["breakers"]
+        .as_array()
+        .expect("breakers")
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["serve-local-only"], "this registry's breakers");
 }

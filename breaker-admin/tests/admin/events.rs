@@ -1,6 +1,8 @@
 //! `GET /actuator/circuitbreakerevents[/{name}[/{eventType}]]`: Resilience4j's event DTOs,
 //! oldest first, the newest `event-consumer-buffer-size` per breaker, filtered by type.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::support::{encode, fail, get_json, serve, small, succeed};
@@ -199,10 +201,49 @@ async fn filtered_by_type_and_merged_by_time() {
     assert_eq!((status, &body["eventType"]), (400, &json!("OPEN")));
 }
 
+/// The reads of the events endpoint in the test below, for its writer threads to wait on.
+#[derive(Default)]
+struct Reads {
+    /// (reads finished, those of them that ran inside the writes)
+    counts: Mutex<(usize, usize)>,
+    changed: Condvar,
+}
+
+impl Reads {
+    /// A read finished; `inside` if it started after the first call and ended before the last.
+    fn finished(&self, inside: bool) {
+        let mut counts = self.counts.lock().unwrap();
+        counts.0 += 1;
+        counts.1 += usize::from(inside);
+        self.changed.notify_all();
+    }
+
+    /// Blocks the calling thread until at least `all` reads have finished, `inside` of them
+    /// inside the writes.
+    fn wait_for(&self, all: usize, inside: usize) {
+        let counts = self.counts.lock().unwrap();
+        let _counts = self
+            .changed
+            .wait_while(counts, |&mut (a, i)| a < all || i < inside)
+            .unwrap();
+    }
+}
+
+/// Writers on four threads and the endpoint read over HTTP at the same time: every body read
+/// is consistent (at most the buffer's 50 events, all of this breaker, each a 0 ms call, with
+/// an error text only on a failure).
+///
+/// The reads provably overlap the writes: the writers start after the reader's first read,
+/// and each writes in rounds, waiting before each round after the first for one more read
+/// that started after the first call and ended before the last (so it ran while calls were
+/// being made); the reader keeps reading until every call is made. However the threads are
+/// scheduled, at least `ROUNDS - 1` reads ran inside the writes, and the test counts them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_on_many_threads_while_the_endpoint_reads() {
     const THREADS: usize = 4;
-    const CALLS: usize = 2_000;
+    const ROUNDS: usize = 10;
+    const CALLS_PER_ROUND: usize = 200;
+    const CALLS: usize = THREADS * ROUNDS * CALLS_PER_ROUND;
     // A manual clock that never moves: every call takes 0 ms.
     let registry = Registry::builder()
         .clock(ManualClock::new())
@@ -217,15 +258,21 @@ async fn calls_on_many_threads_while_the_endpoint_reads() {
     let breaker = registry.breaker("busy");
     let base = serve(Admin::new(&registry).router()).await;
     let url = format!("{base}/actuator/circuitbreakerevents/busy");
+    let reads = Arc::new(Reads::default());
+    let made = Arc::new(AtomicUsize::new(0));
     let callers: Vec<_> = (0..THREADS)
         .map(|i| {
-            let breaker = breaker.clone();
+            let (breaker, reads, made) = (breaker.clone(), reads.clone(), made.clone());
             std::thread::spawn(move || {
-                for n in 0..CALLS {
-                    if (n + i) % 3 == 0 {
-                        fail(&breaker);
-                    } else {
-                        succeed(&breaker);
+                for round in 0..ROUNDS {
+                    reads.wait_for(1, round);
+                    for n in 0..CALLS_PER_ROUND {
+                        if (n + i) % 3 == 0 {
+                            fail(&breaker);
+                        } else {
+                            succeed(&breaker);
+                        }
+                        made.fetch_add(1, Ordering::SeqCst);
                     }
                 }
             })
@@ -236,21 +283,39 @@ async fn calls_on_many_threads_while_the_endpoint_reads() {
         assert!(list.len() <= 50);
         for e in list {
             assert_eq!(e["circuitBreakerName"], "busy");
-            assert!(
-                matches!(e["type"].as_str(), Some("SUCCESS" | "ERROR")),
-                "{e}"
-            );
+            let text = &e["errorMessage"];
+            match e["type"].as_str() {
+                Some("SUCCESS") => assert!(text.is_null(), "{e}"),
+                // `fail`'s text, or none where the admin did not keep it (its texts' lock was
+                // taken, or the text is older than the newest kept).
+                Some("ERROR") => assert!(text.is_null() || text == "&str: down", "{e}"),
+                _ => panic!("a call's event: {e}"),
+            }
             assert_eq!(e["durationInMs"], 0);
         }
     };
-    while !callers.iter().all(|c| c.is_finished()) {
+    let mut inside = 0;
+    loop {
+        let before = made.load(Ordering::SeqCst);
+        if before == CALLS {
+            break;
+        }
         let (status, body) = get_json(&url).await;
+        let after = made.load(Ordering::SeqCst);
         assert_eq!(status, 200);
         check(&body);
+        let during = before > 0 && after < CALLS;
+        inside += usize::from(during);
+        reads.finished(during);
     }
     for caller in callers {
         caller.join().unwrap();
     }
+    assert!(
+        inside >= ROUNDS - 1,
+        "consistent bodies read while the calls were made: {inside}, expected at least {}",
+        ROUNDS - 1
+    );
     let (_, body) = get_json(&url).await;
     check(&body);
     assert_eq!(
@@ -260,7 +325,7 @@ async fn calls_on_many_threads_while_the_endpoint_reads() {
     );
     // The cumulative counters saw every call.
     let (_, summary) = get_json(&format!("{base}/dashboard/api/breakers?q=busy")).await;
-    assert_eq!(summary["breakers"][0]["calls"], (THREADS * CALLS) as u64);
+    assert_eq!(summary["breakers"][0]["calls"], CALLS as u64);
 }
 
 /// The time of an event's `creationTime` as a sortable key: every event of the test below is

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker_core::{Config, ErrorKind, ManualClock, Registry, State};
+use breaker_core::{CircuitBreaker, Config, ErrorKind, ManualClock, Registry, State};
 use breaker_tower::{CallError, CircuitBreakerLayer, ErrorResponse, HeaderKey, HttpStatus};
 use tower_layer::Layer;
 use tower_service::Service;
@@ -225,9 +225,11 @@ fn a_dropped_response_future_gives_its_trial_back() {
     );
     assert_eq!(flaky.calls(), 1);
 
-    // Dropped (cancelled): the trial comes back, nothing is recorded.
+    // Dropped (cancelled): nothing is recorded, so the breaker is still HALF_OPEN (a success
+    // recorded for it would have closed the breaker with its one trial), and the trial comes
+    // back.
     drop(pending);
-    assert_eq!(breaker.metrics().buffered_calls, 0);
+    assert_trial_given_back(&breaker);
     flaky.set(Mode::Ok);
     assert_eq!(
         request(&mut service, 3),
@@ -251,7 +253,24 @@ fn a_response_future_that_is_never_polled_holds_its_trial_until_dropped() {
     let unpolled = service.call(1);
     assert!(request(&mut service, 2).unwrap_err().is_rejected());
     drop(unpolled);
-    assert_eq!(request(&mut service, 3), Ok(3));
+    assert_trial_given_back(&breaker);
+    assert_eq!(
+        request(&mut service, 3),
+        Ok(3),
+        "the next request gets the trial"
+    );
+    assert_eq!(breaker.state(), State::Closed);
+}
+
+/// A HALF_OPEN breaker of one trial whose trial was dropped: still HALF_OPEN, nothing in its
+/// window. A dropped request recorded as a success would have closed it.
+fn assert_trial_given_back(breaker: &CircuitBreaker) {
+    let metrics = breaker.metrics();
+    assert_eq!(
+        (metrics.state, metrics.buffered_calls),
+        (State::HalfOpen, 0),
+        "the dropped request recorded nothing: {metrics:?}"
+    );
 }
 
 #[test]
