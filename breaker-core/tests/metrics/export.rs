@@ -576,4 +576,3 @@ fn concurrent_traffic_leaves_the_gauges_on_the_real_state() {
         "{exported} exported of {made} successes made, {forced_open_periods} FORCED_OPEN periods"
     );
 }
-
