@@ -8,12 +8,18 @@
 //! reports them apart, and checks that they are exactly the scenarios the notes name and that
 //! they show breaker's side of the difference. Also checks that malformed scenarios are reported
 //! on the right line, and breaker's deliberate divergence D3 (which has no trace of its own).
+//!
+//! The backoff traces have no oracle: their waits, and the breaker's for every kind of wait
+//! interval, are checked against Resilience4j's `IntervalFunction` computed in this file.
 
 #[path = "../examples/conformance/runner.rs"]
 mod runner;
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use breaker::{Config, ManualClock, Outcome, Registry, State};
 
 use runner::{run_scenario, ScenarioError, MAX_HELD_PERMITS};
 
@@ -36,10 +42,12 @@ const OWN_TRACES: &[(&str, &str)] = &[
 
 /// The expected traces of scenarios that use the project's own config keys (FORMAT.md
 /// section 2b: exponential backoff in OPEN), which Resilience4j's oracle cannot run. They were
-/// printed by the runner and then checked line by line against Resilience4j 2.4's
-/// `IntervalFunction.ofExponentialBackoff` (the wait of attempt n, truncated to whole
-/// milliseconds at each step, capped last) and its state machine's attempt count (entering
-/// OPEN or FORCED_OPEN adds one, HALF_OPEN keeps it, CLOSED and reset start again).
+/// printed by the runner, so matching them proves nothing about the waits by itself:
+/// [`derived_traces_wait_what_resilience4js_interval_function_says`] checks every wait in them
+/// against Resilience4j 2.4's `IntervalFunction.ofExponentialBackoff` written out in this file
+/// (the wait of attempt n, truncated to whole milliseconds at each step, capped last) and its
+/// state machine's attempt count (entering OPEN or FORCED_OPEN adds one, HALF_OPEN keeps it,
+/// CLOSED and reset start again).
 const DERIVED_TRACES: &[&str] = &[
     "backoff_attempts_grow_and_reset_on_closed",
     "backoff_counts_manual_and_forced_opens",
@@ -481,4 +489,311 @@ fn d3_ignored_result_of_a_closed_era_permit_gives_no_trial_back() {
         "{D3_HEAD}6 t=1001 record ignored 0 -> recorded | state=HALF_OPEN fr=-1.00 sr=-1.00 buf=0 fail=0 slow=0 notp=0 held=1 tr=-\n{D3_TAIL}"
     );
     assert_eq!(first_difference(&expected, &trace), None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backoff: the waits in OPEN as Resilience4j 2.4's `IntervalFunction` computes them, written
+// out here from its source, so that neither the traces of DERIVED_TRACES (which the runner
+// printed) nor the breaker are checked against themselves.
+
+/// `IntervalFunction.ofExponentialBackoff(initial, multiplier[, max])` for `attempt` (from 1):
+/// the initial wait multiplied `attempt - 1` times, truncated to whole milliseconds at each
+/// step (Java's `(long) (x * multiplier)`), then at most `max`.
+fn exponential_wait(initial: u64, multiplier: f64, max: Option<u64>, attempt: u32) -> u64 {
+    let mut wait = initial;
+    for _ in 1..attempt {
+        wait = (wait as f64 * multiplier) as u64;
+    }
+    max.map_or(wait, |max| wait.min(max))
+}
+
+/// The whole milliseconds that `IntervalFunctionCompanion.randomize(wait, factor)`, truncated
+/// by `(long)`, can give: it draws from `[wait - factor * wait, wait + factor * wait)`. As an
+/// inclusive range.
+fn randomized_waits(wait: u64, factor: f64) -> std::ops::RangeInclusive<u64> {
+    let delta = factor * wait as f64;
+    let (low, high) = (wait as f64 - delta, wait as f64 + delta);
+    let last = if high.fract() == 0.0 && high > low {
+        high as u64 - 1
+    } else {
+        high as u64
+    };
+    (low as u64)..=last
+}
+
+/// One line of a trace (FORMAT.md section 5): the clock after the step, the step's echo, its
+/// outcome, the state after it and the transitions it published.
+struct TraceLine<'a> {
+    t: u64,
+    echo: &'a str,
+    outcome: &'a str,
+    state: &'a str,
+    transitions: Vec<(&'a str, &'a str)>,
+}
+
+fn not_a_trace_line(line: &str) -> ! {
+    panic!("not a trace line: {line}")
+}
+
+fn trace_line(line: &str) -> TraceLine<'_> {
+    let (step, status) = line
+        .split_once(" | ")
+        .unwrap_or_else(|| not_a_trace_line(line));
+    let (head, outcome) = step
+        .split_once(" -> ")
+        .unwrap_or_else(|| not_a_trace_line(line));
+    let mut head = head.splitn(3, ' ');
+    let _number = head.next();
+    let t = head
+        .next()
+        .and_then(|t| t.strip_prefix("t="))
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| not_a_trace_line(line));
+    let echo = head.next().unwrap_or_else(|| not_a_trace_line(line));
+    let field = |name: &str| {
+        status
+            .split(' ')
+            .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
+            .unwrap_or_else(|| not_a_trace_line(line))
+    };
+    let transitions = match field("tr") {
+        "-" => Vec::new(),
+        list => list
+            .split(',')
+            .map(|tr| tr.split_once('>').unwrap_or_else(|| not_a_trace_line(line)))
+            .collect(),
+    };
+    TraceLine {
+        t,
+        echo,
+        outcome,
+        state: field("state"),
+        transitions,
+    }
+}
+
+/// The value of `key` on a trace's line 0 (the config echo), if given.
+fn config_value<'a>(trace: &'a str, key: &str) -> Option<&'a str> {
+    let echo = trace_line(trace.lines().next()?).echo;
+    echo.split(' ')
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+}
+
+/// Every OPEN of every trace in DERIVED_TRACES waits what `exponential_wait` says for its
+/// attempt, counted as FORMAT.md section 2b says (entering OPEN or FORCED_OPEN adds one,
+/// HALF_OPEN keeps the count, CLOSED, DISABLED, METRICS_ONLY and `reset` start it again): each
+/// call refused in it comes at most that long after it was entered, and the call that leaves
+/// it for HALF_OPEN comes in the first millisecond after (the scenarios probe that
+/// millisecond for each wait).
+#[test]
+fn derived_traces_wait_what_resilience4js_interval_function_says() {
+    for name in DERIVED_TRACES {
+        let trace = read(
+            &conformance_dir()
+                .join("expected")
+                .join(format!("{name}.out")),
+        );
+        let number = |key: &str| config_value(&trace, key).map(|v| v.parse::<u64>().unwrap());
+        // These traces leave OPEN on a call only (no timers), as the checks below assume.
+        assert_eq!(
+            config_value(&trace, "auto_half_open"),
+            Some("false"),
+            "{name}"
+        );
+        assert_eq!(number("half_open_max_wait_ms"), Some(0), "{name}");
+        let initial = number("wait_open_ms").unwrap();
+        // A DEC is read as a binary32, as the runner and the oracle read every DEC.
+        let multiplier = config_value(&trace, "backoff_multiplier")
+            .map(|m| f64::from(m.parse::<f32>().unwrap()))
+            .unwrap_or_else(|| panic!("{name}: no backoff_multiplier"));
+        let max = number("backoff_max_ms");
+        let wait = |attempt| exponential_wait(initial, multiplier, max, attempt);
+
+        let mut attempts = 0u32;
+        // The OPEN the breaker is in: when it was entered, and its wait.
+        let mut open: Option<(u64, u64)> = None;
+        let mut waits_checked = Vec::new();
+        for line in trace.lines().skip(1) {
+            let step = trace_line(line);
+            let at = |what: &str| format!("{name}: {what} at t={}: {line}", step.t);
+            let refused = step.outcome == "not_permitted"
+                || (step.outcome.starts_with("granted=0/") && step.echo.starts_with("acquire"));
+            if let (true, Some((entered, wait))) = (refused, open) {
+                if step.transitions.is_empty() && step.state == "OPEN" {
+                    assert!(
+                        step.t <= entered + wait,
+                        "{}",
+                        at(&format!(
+                            "refused after OPEN's wait of {wait} ms from t={entered}"
+                        ))
+                    );
+                }
+            }
+            let mut entered_open = false;
+            for &(from, to) in &step.transitions {
+                if let (Some((entered, wait)), "OPEN", "HALF_OPEN") = (open, from, to) {
+                    assert_eq!(
+                        step.t,
+                        entered + wait + 1,
+                        "{}",
+                        at(&format!(
+                            "left OPEN entered at t={entered}, whose wait is {wait} ms"
+                        ))
+                    );
+                    waits_checked.push(wait);
+                }
+                open = None;
+                match to {
+                    "OPEN" | "FORCED_OPEN" => attempts += 1,
+                    "CLOSED" | "DISABLED" | "METRICS_ONLY" => attempts = 0,
+                    _ => {}
+                }
+                if to == "OPEN" {
+                    open = Some((step.t, wait(attempts)));
+                    entered_open = true;
+                }
+            }
+            // A move to the state the breaker is in publishes no event, yet enters it anew.
+            if step.transitions.is_empty() && step.outcome == "ok" {
+                match step.echo {
+                    "transition OPEN" => {
+                        attempts += 1;
+                        open = Some((step.t, wait(attempts)));
+                        entered_open = true;
+                    }
+                    "transition FORCED_OPEN" => attempts += 1,
+                    "reset" | "transition CLOSED" => attempts = 0,
+                    _ => {}
+                }
+            }
+            if entered_open {
+                assert_eq!(step.state, "OPEN", "{}", at("entered OPEN"));
+            }
+        }
+        assert_eq!(
+            waits_checked.len(),
+            trace.matches("OPEN>HALF_OPEN").count(),
+            "{name}: every OPEN left for HALF_OPEN was checked"
+        );
+        println!("{name}: waits {waits_checked:?} ms, as the formula says");
+    }
+}
+
+/// The waits of a breaker with `config` for its first `attempts` OPEN states, in
+/// milliseconds. Each is read from the call refused as OPEN is entered (`retry_after`, on a
+/// manual clock that has not moved) and shown on the clock: a call at the end of the wait is
+/// refused, and one a millisecond later is let through as the HALF_OPEN trial, which fails,
+/// so that the next OPEN is the next attempt.
+fn waits_of(config: Config, attempts: u32) -> Vec<u64> {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .random_seed(25)
+        .default_config(config)
+        .build();
+    let b = registry.breaker("backoff");
+    while b.state() == State::Closed {
+        let permit = b.try_acquire().unwrap();
+        permit.record(Outcome::Failure, Duration::ZERO);
+    }
+    (1..=attempts)
+        .map(|attempt| {
+            assert_eq!(b.state(), State::Open, "attempt {attempt}");
+            let wait = b.try_acquire().unwrap_err().retry_after().unwrap();
+            let ms = u64::try_from(wait.as_millis()).unwrap();
+            assert_eq!(wait, Duration::from_millis(ms), "attempt {attempt}");
+            clock.advance(wait);
+            assert!(
+                b.try_acquire().is_err(),
+                "attempt {attempt}: let through at the end of its wait of {ms} ms"
+            );
+            clock.advance(Duration::from_millis(1));
+            let trial = b.try_acquire().unwrap_or_else(|e| {
+                panic!("attempt {attempt}: refused 1 ms after its wait of {ms} ms: {e}")
+            });
+            trial.record(Outcome::Failure, Duration::ZERO);
+            ms
+        })
+        .collect()
+}
+
+/// The breaker's waits in OPEN against Resilience4j's interval functions, computed here: the
+/// exponential backoff with its multiplier (truncated at each step) and its maximum, the
+/// randomized wait within its bounds, and both at once (randomized, then bounded).
+#[test]
+fn the_breaker_waits_what_resilience4js_interval_functions_say() {
+    let ms = Duration::from_millis;
+    let config = || {
+        Config::builder()
+            .sliding_window_size(2)
+            .minimum_number_of_calls(2)
+            .permitted_number_of_calls_in_half_open_state(1)
+    };
+
+    // 7, 10 (10.5 truncated), 15, 22, 33, then 40 (49 over the maximum).
+    let exponential = config()
+        .wait_duration_in_open_state(ms(7))
+        .enable_exponential_backoff(true)
+        .exponential_backoff_multiplier(1.5)
+        .exponential_max_wait_duration_in_open_state(Some(ms(40)))
+        .build()
+        .unwrap();
+    let expected: Vec<u64> = (1..=8)
+        .map(|n| exponential_wait(7, 1.5, Some(40), n))
+        .collect();
+    assert_eq!(
+        waits_of(exponential, 8),
+        expected,
+        "exponential, at most 40 ms"
+    );
+
+    // No maximum, and a multiplier that is no binary fraction.
+    let unbounded = config()
+        .wait_duration_in_open_state(ms(1_000))
+        .enable_exponential_backoff(true)
+        .exponential_backoff_multiplier(1.3)
+        .build()
+        .unwrap();
+    let expected: Vec<u64> = (1..=10)
+        .map(|n| exponential_wait(1_000, 1.3, None, n))
+        .collect();
+    assert_eq!(waits_of(unbounded, 10), expected, "exponential, no maximum");
+
+    // Randomized: every wait within its bounds, and drawn across them.
+    let randomized = config()
+        .wait_duration_in_open_state(ms(1_000))
+        .enable_randomized_wait(true)
+        .randomized_wait_factor(0.5)
+        .build()
+        .unwrap();
+    let waits = waits_of(randomized, 64);
+    let bounds = randomized_waits(1_000, 0.5);
+    assert_eq!(bounds, 500..=1_499);
+    assert!(
+        waits.iter().all(|w| bounds.contains(w)),
+        "not all within {bounds:?}: {waits:?}"
+    );
+    assert!(
+        waits.iter().any(|w| *w < 750) && waits.iter().any(|w| *w >= 1_250),
+        "drawn from the whole range, not one part of it: {waits:?}"
+    );
+
+    // Both: the exponential wait of the attempt, randomized, then at most the maximum.
+    let both = config()
+        .wait_duration_in_open_state(ms(1_000))
+        .enable_exponential_backoff(true)
+        .exponential_backoff_multiplier(2.0)
+        .exponential_max_wait_duration_in_open_state(Some(ms(5_000)))
+        .enable_randomized_wait(true)
+        .randomized_wait_factor(0.25)
+        .build()
+        .unwrap();
+    for (attempt, wait) in (1..).zip(waits_of(both, 6)) {
+        let drawn = randomized_waits(exponential_wait(1_000, 2.0, None, attempt), 0.25);
+        let bounds = *drawn.start().min(&5_000)..=*drawn.end().min(&5_000);
+        assert!(
+            bounds.contains(&wait),
+            "attempt {attempt}: {wait} ms, not within {bounds:?}"
+        );
+    }
 }

@@ -1143,22 +1143,30 @@ fn tags_load_from_every_format_and_from_code() {
 #[test]
 fn bad_tags_are_rejected_with_their_line() {
     let p = "resilience4j.circuitbreaker.tags.";
+    // The tag's name and value, the part at fault, and what was expected of it.
     let cases = [
-        (format!("a=1\n{p}9lives=x\n"), "9lives", "tag name"),
-        (format!("a=1\n{p}name=x\n"), "name", "other than name"),
-        (format!("a=1\n{p}env=\n"), "", "1 to 256 bytes"),
-        (format!("a=1\n{p}env=${{ENV}}\n"), "${ENV}", "placeholder"),
+        ("9lives", "x", "name", "tag name"),
+        ("name", "x", "name", "other than name"),
+        ("env", "", "value", "1 to 256 bytes"),
+        ("env", "${ENV}", "value", "placeholder"),
     ];
-    for (text, value, expected) in cases {
+    for (name, value, part, expected) in cases {
+        let text = format!("a=1\n{p}{name}={value}\n");
         let err = load_err(Format::Properties, "t.properties", &text);
         assert_eq!(err.kind(), LoadErrorKind::InvalidValue, "{err}");
         assert_eq!(err.line(), Some(2), "{err}");
-        assert!(err.key().is_some_and(|k| k.starts_with("tags.")), "{err}");
+        assert_eq!(err.key(), Some(format!("tags.{name}").as_str()), "{err}");
+        assert_eq!(err.value(), Some(value), "{err}");
+        let bad = if part == "name" { name } else { value };
+        assert!(
+            err.to_string()
+                .contains(&format!("invalid tag {part} `{bad}`")),
+            "{err}"
+        );
         assert!(
             err.expected().is_some_and(|e| e.contains(expected)),
             "{expected:?} in {err}"
         );
-        let _ = value;
     }
     let err = load_err(
         Format::Properties,
@@ -1195,12 +1203,16 @@ fn bad_tags_are_rejected_with_their_line() {
 #[test]
 fn yaml_shapes_spring_accepts() {
     // Dotted keys at any level, `backends`, a bracketed name, a comma string and a list, an
-    // empty list, anchors with a merge key.
+    // empty list over a list that is not (merged from an anchor, and from a base config),
+    // anchors with a merge key.
     let text = "\
 resilience4j.circuitbreaker.configs.default:
   slidingWindowSize: 10
 resilience4j:
   circuitbreaker:
+    configs:
+      listed:
+        record-exceptions: [A]
     backends:
       legacy:
         sliding-window-size: 3
@@ -1210,9 +1222,13 @@ resilience4j:
       shared: &shared
         minimum-number-of-calls: 4
         ignore-exceptions: [B]
+        record-exceptions: [A]
       merged:
         <<: *shared
         minimum-number-of-calls: 2
+        record-exceptions: []
+      emptied:
+        base-config: listed
         record-exceptions: []
 ";
     let a = ErrorKind::of_type::<std::io::Error>("A");
@@ -1230,18 +1246,38 @@ resilience4j:
         registry.config_for("api.v2"),
         &default
             .to_builder()
-            .record_exceptions([a, b.clone()])
+            .record_exceptions([a.clone(), b.clone()])
             .build()
             .unwrap()
     );
-    let merged = registry.config_for("merged");
-    assert_eq!(merged.minimum_number_of_calls(), 2, "its own key wins");
+    let shared = default
+        .to_builder()
+        .minimum_number_of_calls(4)
+        .ignore_exceptions([b.clone()])
+        .record_exceptions([a.clone()])
+        .build()
+        .unwrap();
+    assert_eq!(registry.config_for("shared"), &shared);
+    // Its own keys win over the anchor's, the empty list included; the rest is merged.
     assert_eq!(
-        merged.ignore_exceptions().len(),
-        1,
-        "merged from the anchor"
+        registry.config_for("merged"),
+        &shared
+            .to_builder()
+            .minimum_number_of_calls(2)
+            .record_exceptions([])
+            .build()
+            .unwrap(),
+        "the empty list wins over the anchor's"
     );
-    assert!(merged.record_exceptions().is_empty());
+    assert_eq!(
+        registry.shared_config("listed"),
+        Some(&Config::builder().record_exceptions([a]).build().unwrap())
+    );
+    assert_eq!(
+        registry.config_for("emptied"),
+        &Config::default(),
+        "the empty list wins over the base config's"
+    );
 }
 
 /// YAML errors name the file, the line, the key, the value and what was expected, as the
@@ -1291,7 +1327,16 @@ fn yaml_errors_name_the_line() {
     );
     assert_eq!(err.kind(), LoadErrorKind::Syntax);
     assert!(err.to_string().starts_with("a.yml:"), "{err}");
-    assert!(err.line().is_some(), "{err}");
+    // The parser finds the unclosed list at the end of the text: blamed on the last line,
+    // with or without a line break after it.
+    assert_eq!(err.line(), Some(4), "{err}");
+    let err = load_err(
+        Format::Yaml,
+        "a.yml",
+        "resilience4j.circuitbreaker:\n  instances:\n    svc:\n      a: [1",
+    );
+    assert_eq!(err.kind(), LoadErrorKind::Syntax);
+    assert_eq!(err.line(), Some(4), "{err}");
 
     let err = load_err(
         Format::Yaml,

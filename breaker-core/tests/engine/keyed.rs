@@ -82,10 +82,56 @@ fn display_names_never_collide() {
     let tricky = registry.keyed("t").get("x][y\\");
     assert_eq!(tricky.name(), "t[x\\][y\\\\]");
     assert_eq!(tricky.key(), Some("x][y\\"));
-    let all = registry.breakers();
-    let mut distinct = names(&all);
-    distinct.dedup();
-    assert_eq!(distinct.len(), all.len(), "{distinct:?}");
+    assert_all_distinct(&registry, 5);
+
+    // Every name and key of up to three characters from `a` and the three delimiters, plain
+    // and keyed: 84 plain breakers, and 20 names with 84 keys each.
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let texts: Vec<String> = (1..=3)
+        .flat_map(|len| {
+            (0..4usize.pow(len)).map(move |mut n| {
+                (0..len)
+                    .map(|_| {
+                        let c = ['a', '\\', '[', ']'][n % 4];
+                        n /= 4;
+                        c
+                    })
+                    .collect::<String>()
+            })
+        })
+        .collect();
+    assert_eq!(texts.len(), 84);
+    for name in &texts {
+        registry.breaker(name);
+    }
+    for name in texts.iter().filter(|t| t.chars().count() <= 2) {
+        let keyed = registry.keyed(name);
+        for key in &texts {
+            assert_eq!(keyed.get(key).key(), Some(key.as_str()));
+        }
+    }
+    assert_all_distinct(&registry, 84 + 20 * 84);
+}
+
+/// `registry` holds `count` breakers, and no two of them share a display name.
+fn assert_all_distinct(registry: &Registry, count: usize) {
+    let listed = names(&registry.breakers());
+    assert_eq!(listed.len(), count);
+    // Sorted, so that equal names are neighbours (the listing is in (name, key) order, where
+    // two breakers with one display name need not be).
+    let mut sorted = listed;
+    sorted.sort();
+    let shared: Vec<&String> = sorted
+        .windows(2)
+        .filter(|pair| pair[0] == pair[1])
+        .map(|pair| &pair[0])
+        .collect();
+    assert!(
+        shared.is_empty(),
+        "{} display names of more than one breaker, such as {:?}",
+        shared.len(),
+        &shared[..shared.len().min(4)]
+    );
 }
 
 #[test]

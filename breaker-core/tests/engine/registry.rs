@@ -1,9 +1,14 @@
 //! The registry: get-or-create by name, shared configs and instance overrides, keyed breakers,
 //! the global registry, and the scheduler thread of the system clock.
 
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::sync::{mpsc, Arc, Barrier, Mutex};
+use std::thread;
+use std::time::Duration;
 
-use breaker_core::{Config, ManualClock, Registry, State};
+use breaker_core::{
+    CircuitBreaker, Config, EventKind, ManualClock, Registry, RegistryEvent, State, TransitionCause,
+};
 
 fn config(size: u32) -> Config {
     Config::builder()
@@ -65,23 +70,63 @@ fn keyed_breakers_are_independent_and_shared_by_name() {
     );
 }
 
+/// Four threads look up the same 1,000 keys in the same order, meeting at a barrier before each
+/// new key so that they race to make its breaker, then look them all up again: every handle any
+/// of them got is the breaker the group holds for its key, and each key's breaker was announced
+/// (`Added`) once. A duplicate made by a thread that lost the race and then handed out, or
+/// announced, would be a breaker the registry does not hold: its calls and events would reach
+/// no one.
 #[test]
 fn keyed_lookups_from_many_threads_create_each_breaker_once() {
     let registry = Registry::builder().clock(ManualClock::new()).build();
-    let keyed = registry.keyed("tenant");
-    std::thread::scope(|s| {
-        for t in 0..4 {
-            let keyed = &keyed;
-            s.spawn(move || {
-                for i in 0..2_000u32 {
-                    let key = (i * 7 + t) % 1_000;
-                    let b = keyed.get(&key);
-                    assert_eq!(b.name(), format!("tenant[{key}]"));
-                }
-            });
+    let added = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));
+    let heard = Arc::clone(&added);
+    registry.on_registry_event(move |event| {
+        if let RegistryEvent::Added(b) = event {
+            *heard
+                .lock()
+                .unwrap()
+                .entry(b.name().to_owned())
+                .or_default() += 1;
         }
     });
+    let keyed = registry.keyed("tenant");
+    let together = Barrier::new(4);
+    let got: Vec<Vec<CircuitBreaker>> = thread::scope(|s| {
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    (0..2_000u32)
+                        .map(|i| {
+                            let key = i % 1_000;
+                            if i < 1_000 {
+                                together.wait();
+                            }
+                            let b = keyed.get(&key);
+                            assert_eq!(b.name(), format!("tenant[{key}]"));
+                            b
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
     assert_eq!(keyed.len(), 1_000);
+    for (t, handles) in got.iter().enumerate() {
+        for (i, b) in handles.iter().enumerate() {
+            let key = i % 1_000;
+            let held = keyed.find(&key).unwrap();
+            assert!(
+                b.ptr_eq(&held),
+                "thread {t}, lookup {i}: a breaker for key {key} that the group does not hold"
+            );
+        }
+    }
+    let added = added.lock().unwrap();
+    assert_eq!(added.len(), 1_000, "one name per key");
+    let twice: Vec<_> = added.iter().filter(|(_, n)| **n != 1).collect();
+    assert!(twice.is_empty(), "announced more than once: {twice:?}");
 }
 
 #[test]
@@ -99,31 +144,60 @@ fn the_global_registry_is_configured_before_first_use_or_not_at_all() {
     assert!(late.to_string().contains("already in use"));
 }
 
-/// The system clock's scheduler thread moves OPEN to HALF_OPEN with no call. This is the one
-/// test that waits for real time: it tests the thread itself. It polls with a generous bound.
+/// The system clock's scheduler thread moves OPEN to HALF_OPEN with no call. This test runs
+/// on the system clock, since it tests that thread. It waits on a channel for the transition's
+/// event (no polling, no bound on real time) and reads the rest from the events: the move came
+/// from the scheduler thread, because the wait was over, and not before the wait on the
+/// breaker's own clock. A scheduler that never fires leaves the test waiting, which the test
+/// harness reports as running too long.
 #[test]
 fn the_scheduler_thread_fires_the_automatic_transition() {
+    let wait = Duration::from_millis(50);
     let registry = Registry::builder()
         .default_config(
             Config::builder()
-                .wait_duration_in_open_state(Duration::from_millis(50))
+                .wait_duration_in_open_state(wait)
                 .automatic_transition_from_open_to_half_open_enabled(true)
                 .build()
                 .unwrap(),
         )
         .build();
     let b = registry.breaker("auto");
-    let opened = Instant::now();
+    let (transitions, heard) = mpsc::channel();
+    let _sub = b.subscribe(move |e| {
+        if let EventKind::StateTransition { from, to } = e.kind() {
+            let thread = thread::current().name().map(str::to_owned);
+            transitions
+                .send((from, to, e.cause(), e.at(), thread))
+                .unwrap();
+        }
+    });
     b.transition_to(State::Open).unwrap();
-    assert_eq!(b.state(), State::Open);
-    while b.state() == State::Open && opened.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    assert_eq!(b.state(), State::HalfOpen);
-    assert!(
-        opened.elapsed() >= Duration::from_millis(50),
-        "not before the wait"
+    // Two events, from two threads: each is published after the breaker's lock is released,
+    // so on a loaded machine the scheduler's may come first.
+    let mut events = [heard.recv().unwrap(), heard.recv().unwrap()];
+    events.sort_by_key(|(_, to, ..)| *to != State::Open);
+    let [(from, to, cause, opened, _), (later_from, later_to, later_cause, half_open, thread)] =
+        events;
+    assert_eq!(
+        (from, to, cause),
+        (State::Closed, State::Open, Some(TransitionCause::Manual))
     );
+    assert_eq!(
+        (later_from, later_to, later_cause),
+        (
+            State::Open,
+            State::HalfOpen,
+            Some(TransitionCause::WaitElapsed)
+        )
+    );
+    assert_eq!(thread.as_deref(), Some("breaker-scheduler"));
+    assert!(
+        half_open.saturating_duration_since(opened) >= wait,
+        "HALF_OPEN {:?} after OPEN, before the wait of {wait:?}",
+        half_open.saturating_duration_since(opened)
+    );
+    assert_eq!(b.state(), State::HalfOpen);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 #![cfg(feature = "metrics")]
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Barrier, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -364,6 +364,92 @@ fn a_recorder_installed_after_the_export_gets_every_series() {
     assert_eq!(logs::lines_with(&warning).len(), 1, "still one warning");
 }
 
+/// The export writes the state gauges from the breaker's state when a transition's event
+/// reaches it, not from the state the event names: events are published after the breaker's
+/// lock is released, so two transitions on two threads can reach the export in the reverse
+/// order. Here a listener of the breaker's own, which hears each event before the registry's
+/// listeners (the export among them), holds the event of one thread's FORCED_OPEN until
+/// another thread has moved the breaker on to CLOSED and that event has been exported.
+#[test]
+fn a_transition_event_exported_late_leaves_the_gauges_on_the_current_state() {
+    let (registry, _clock, _export, handle) = exported(small());
+    let b = registry.breaker("late");
+    let (held_tx, held_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let release_rx = Mutex::new(release_rx);
+    let _sub = b.subscribe(move |e| {
+        if let EventKind::StateTransition {
+            to: State::ForcedOpen,
+            ..
+        } = e.kind()
+        {
+            held_tx.send(()).unwrap();
+            release_rx.lock().unwrap().recv().unwrap();
+        }
+    });
+    let mover = {
+        let b = b.clone();
+        thread::spawn(move || b.transition_to(State::ForcedOpen).unwrap())
+    };
+    held_rx.recv().unwrap(); // FORCED_OPEN entered; its event not exported yet
+    assert_eq!(b.state(), State::ForcedOpen);
+    b.transition_to(State::Closed).unwrap();
+    assert_eq!(state_of(&handle, "late"), [("closed", 1.0)]);
+    release_tx.send(()).unwrap();
+    mover.join().unwrap();
+    assert_eq!(b.state(), State::Closed);
+    assert_eq!(
+        state_of(&handle, "late"),
+        [("closed", 1.0)],
+        "the FORCED_OPEN event, exported after the move to CLOSED, names a state already left"
+    );
+}
+
+/// Four threads moving one breaker by hand at once, round after round: after each round the
+/// state gauges show the state the breaker was left in. A listener of the breaker's own, which
+/// hears each event before the export does, yields on every transition, so that two threads'
+/// transitions often reach the export in the reverse order of the moves.
+#[test]
+fn racing_moves_leave_the_gauges_on_the_real_state() {
+    let (registry, _clock, _export, handle) = exported(small());
+    let b = registry.breaker("racing");
+    let _yield = b.subscribe(|e| {
+        if let EventKind::StateTransition { .. } = e.kind() {
+            thread::yield_now();
+        }
+    });
+    // Every move between these four states is legal, in any order.
+    let moves = [
+        State::ForcedOpen,
+        State::Closed,
+        State::MetricsOnly,
+        State::Disabled,
+    ];
+    for round in 0..200 {
+        let start = Arc::new(Barrier::new(4));
+        let movers: Vec<_> = (0..4)
+            .map(|t| {
+                let (b, start) = (b.clone(), Arc::clone(&start));
+                thread::spawn(move || {
+                    start.wait();
+                    for i in 0..20 {
+                        b.transition_to(moves[(i + t + round) % 4]).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for mover in movers {
+            mover.join().unwrap();
+        }
+        let settled = b.state();
+        assert_eq!(
+            state_of(&handle, "racing"),
+            [(settled.as_tag(), 1.0)],
+            "round {round}: the gauges, with the breaker {settled}"
+        );
+    }
+}
+
 /// Four threads making `calls` calls each, of a fixed mix of outcomes. With `move_every`, the
 /// first thread also moves the breaker by hand before every that many of its calls, through
 /// FORCED_OPEN, CLOSED, METRICS_ONLY and a reset, while the other three keep calling. Returns
@@ -460,6 +546,7 @@ fn concurrent_traffic_leaves_the_gauges_on_the_real_state() {
     let (heard, _sub) = count_successes(&b);
     let (made, _) = traffic(&b, 5_000, None);
     assert_eq!(b.state(), State::Closed);
+    assert_eq!(state_of(&handle, "steady"), [("closed", 1.0)]);
     assert_eq!(made, 4 * 5_000 * 2 / 3, "two calls in three succeed");
     assert_eq!(successes_exported(&handle, "steady"), made);
     assert_eq!(heard.load(Ordering::SeqCst), made);
@@ -470,9 +557,13 @@ fn concurrent_traffic_leaves_the_gauges_on_the_real_state() {
     let b = registry.breaker("busy");
     let (heard, _sub) = count_successes(&b);
     let (made, forced_open_periods) = traffic(&b, 5_000, Some(10));
-    b.transition_to(State::ForcedOpen).unwrap();
-    assert_eq!(b.state(), State::ForcedOpen);
-    assert_eq!(state_of(&handle, "busy"), [("forced_open", 1.0)]);
+    // Read before anything else moves the breaker: what the racing threads left.
+    let settled = b.state();
+    assert_eq!(
+        state_of(&handle, "busy"),
+        [(settled.as_tag(), 1.0)],
+        "the gauges after the traffic, with the breaker {settled}"
+    );
     let exported = successes_exported(&handle, "busy");
     assert_eq!(
         exported,

@@ -459,10 +459,13 @@ fn yaml11_int(s: &str) -> Option<String> {
 }
 
 /// The number of the last line of `text` (breaks: `\n`, `\r\n` and a lone `\r`, as in YAML).
+/// A break at the very end ends the last line; it does not start another, so a file whose
+/// four lines each end with a break has four lines, as an editor shows it.
 fn last_line(text: &str) -> u32 {
     let breaks =
         text.matches('\n').count() + text.matches('\r').count() - text.matches("\r\n").count();
-    u32::try_from(breaks + 1).unwrap_or(u32::MAX)
+    let ended = usize::from(text.ends_with(['\n', '\r']));
+    u32::try_from((breaks + 1 - ended).max(1)).unwrap_or(u32::MAX)
 }
 
 fn line_of(line: usize) -> u32 {
