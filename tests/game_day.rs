@@ -33,8 +33,21 @@
 //! bureau that is not there is a connection error, and a tax id with `/` or `?` in it stays one
 //! path segment.
 //!
+//! Every duration of the run is the test's own, so its outcome does not depend on how fast or
+//! how busy the machine is. The test runs on Tokio's paused clock (`start_paused`): the load's
+//! ticks, the bureau's latency and hangs, the breaker's `timeout-duration` and the client's
+//! timeouts are Tokio timers, and the clock moves only when no task can run, straight to the
+//! next timer, so a call that the script makes 3.5 ms long takes 3.5 ms of that clock however
+//! long the machine takes to run it. A request on its way over the loopback holds the clock
+//! still until it lands (examples/credit_bureau/wire.rs), so neither can the kernel's delivery
+//! add to a call. The registry, which the attribute reads as the global one, runs on a
+//! [`ManualClock`] that follows Tokio's clock ([`follow_tokio`]): the breaker measures the
+//! same durations (slow calls, the OPEN state's wait, the retry's waits and its budget's
+//! window) to within a millisecond.
+//!
 //! A binary of its own: the attribute reads the process's global registry, and this test
-//! installs it from the example's file at the compressed scale, which no other test could share.
+//! installs it from the example's file at the compressed scale, on its manual clock, which no
+//! other test could share.
 
 // Tests cannot run examples, so the example's modules are included here. The test does not
 // use every item the example's `main` uses.
@@ -45,13 +58,41 @@ mod game;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::http::{header, StatusCode};
-use breaker::{BulkheadEventKind, EventKind, Registry, State};
+use breaker::{BulkheadEventKind, EventKind, ManualClock, Registry, State};
 use game::loan::{Application, BureauError, CreditCheck, FallbackCause};
 use game::queue::ReviewQueue;
 use game::{Outcome, Report, RetryMode};
+use tokio::time::Instant;
+
+/// Moves the breaker's clock with Tokio's paused clock (see [`follow_tokio`]) until dropped.
+struct FollowTokio(tokio::task::JoinHandle<()>);
+
+impl Drop for FollowTokio {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Moves `clock` forward with Tokio's clock, by the time that passed, at every millisecond of
+/// Tokio's time (its timers' resolution, so the paused clock never jumps further without it).
+/// A task woken at the same instant may run before this one: the breaker's readings trail
+/// Tokio's by less than a millisecond, against a slow-call threshold of 20 ms and calls of
+/// 3.5 ms, or of at least the 25 ms timeout.
+fn follow_tokio(clock: ManualClock) -> FollowTokio {
+    FollowTokio(tokio::spawn(async move {
+        let mut last = Instant::now();
+        let mut tick = tokio::time::interval(Duration::from_millis(1));
+        loop {
+            tick.tick().await;
+            let now = Instant::now();
+            clock.advance(now - last);
+            last = now;
+        }
+    }))
+}
 
 /// Removes the queue file however the test ends.
 struct TempFile(std::path::PathBuf);
@@ -415,12 +456,15 @@ async fn run_day(options: &game::Options) -> (Report, Arc<Told>) {
                 }
             })
     };
-    // About 3 s of script; the bound only guards against a hang.
+    // About 3 s of script on Tokio's paused clock; the bound only guards against a run that
+    // never ends.
     let report = tokio::time::timeout(Duration::from_secs(50), game::run(options))
         .await
-        .expect("the game day ends within 50 s")
+        .expect("the game day ends within 50 s of its clock")
         .expect("the game day runs");
     println!("{report}");
+    // Every duration was the run's own: the paused clock never moved with a request on its way.
+    assert_eq!(report.wire_gave_up, 0, "{report}");
     (report, told)
 }
 
@@ -535,13 +579,20 @@ fn check_day(report: &Report, told: &Told, label: &str) {
     check_picture(report, told, label, true);
 }
 
-#[tokio::test(flavor = "multi_thread")]
+#[tokio::test(start_paused = true)]
 async fn compressed_game_day_loses_no_application_and_recovers() {
     // The attribute uses the global registry: this is the only test in this binary that uses
-    // it, so it is installed exactly once, from the example's own TOML file.
-    let registry = game::load_registry(Path::new(game::CONFIG_PATH), game::COMPRESSED_SCALE)
-        .unwrap_or_else(|e| panic!("examples/credit_bureau.toml: {e}"));
+    // it, so it is installed exactly once, from the example's own TOML file, on a manual clock
+    // that follows Tokio's paused one.
+    let clock = ManualClock::new();
+    let registry = game::load_registry(
+        Path::new(game::CONFIG_PATH),
+        game::COMPRESSED_SCALE,
+        clock.clone(),
+    )
+    .unwrap_or_else(|e| panic!("examples/credit_bureau.toml: {e}"));
     Registry::install_global(registry).expect("nothing used the global registry before");
+    let _clock = follow_tokio(clock);
 
     // The day with the bulkhead, as the example runs it: its 120 places scaled like time, to
     // 2, so that the brownout fills it as it fills the 120 in real time.
@@ -553,6 +604,7 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
         bulkhead: true,
         retry: RetryMode::None,
         queue_path: queue.0.clone(),
+        paused_clock: true,
     };
     let (report, told) = run_day(&options).await;
     check_day(&report, &told, "bulkhead_picture");

@@ -5,11 +5,11 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -17,6 +17,9 @@ use serde::Serialize;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::wire::{Wire, REQUEST_ID};
 
 /// How the bureau answers during a phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,6 +146,7 @@ struct Shared {
     hits: AtomicU64,
     abandoned: AtomicU64,
     per_second: PerSecond,
+    wire: Arc<Wire>,
 }
 
 /// Requests received, counted per second of the script (one counter per `width`, the last
@@ -180,14 +184,16 @@ pub(crate) struct Bureau {
 }
 
 impl Bureau {
-    /// Binds 127.0.0.1 on a free port and serves `script`, timed from `start`, on the current
-    /// Tokio runtime, counting the requests it receives per `width` (one second of the script)
-    /// over `span` (anything later in the last count).
+    /// Binds 127.0.0.1 on a free port and serves `script`, timed from `start` on Tokio's clock,
+    /// on the current Tokio runtime, counting the requests it receives per `width` (one second
+    /// of the script) over `span` (anything later in the last count), and telling `wire` when
+    /// it has a request, answers one, or drops one whose client hung up.
     pub(crate) async fn start(
         script: Arc<Script>,
         start: Instant,
         width: Duration,
         span: Duration,
+        wire: Arc<Wire>,
     ) -> io::Result<Bureau> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
@@ -197,6 +203,7 @@ impl Bureau {
             hits: AtomicU64::new(0),
             abandoned: AtomicU64::new(0),
             per_second: PerSecond::new(width, span),
+            wire,
         });
         let app = Router::new()
             .route("/v2/credit-reports/{tax_id}", get(credit_report))
@@ -253,15 +260,18 @@ pub(crate) struct Served {
     pub(crate) per_second: Vec<u32>,
 }
 
-/// Counts the request as abandoned if it is dropped before [`Unanswered::answered`].
+/// A request in the handler: counted as abandoned if it is dropped before
+/// [`Unanswered::answered`], and told to the wire either way.
 struct Unanswered<'a> {
-    abandoned: &'a AtomicU64,
+    bureau: &'a Shared,
+    id: Option<u64>,
     answered: bool,
 }
 
 impl Unanswered<'_> {
     fn answered(mut self, response: Response) -> Response {
         self.answered = true;
+        self.bureau.wire.answering(self.id);
         response
     }
 }
@@ -269,7 +279,8 @@ impl Unanswered<'_> {
 impl Drop for Unanswered<'_> {
     fn drop(&mut self) {
         if !self.answered {
-            self.abandoned.fetch_add(1, Ordering::SeqCst);
+            self.bureau.abandoned.fetch_add(1, Ordering::SeqCst);
+            self.bureau.wire.abandoned(self.id);
         }
     }
 }
@@ -277,17 +288,23 @@ impl Drop for Unanswered<'_> {
 /// `GET /v2/credit-reports/{tax_id}`: what the current phase says.
 async fn credit_report(
     State(bureau): State<Arc<Shared>>,
+    headers: HeaderMap,
     tax_id: Result<Path<String>, PathRejection>,
 ) -> Response {
     bureau.hits.fetch_add(1, Ordering::SeqCst);
     bureau.per_second.count(bureau.start.elapsed());
+    let id = headers
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok()?.parse().ok());
+    bureau.wire.received(id);
+    let pending = Unanswered {
+        bureau: &bureau,
+        id,
+        answered: false,
+    };
     // A segment that is not UTF-8 once percent-decoded is a malformed tax id too.
     let Ok(Path(tax_id)) = tax_id else {
-        return error(StatusCode::BAD_REQUEST, "malformed tax id");
-    };
-    let pending = Unanswered {
-        abandoned: &bureau.abandoned,
-        answered: false,
+        return pending.answered(error(StatusCode::BAD_REQUEST, "malformed tax id"));
     };
     let response = match bureau.script.phase_at(bureau.start.elapsed()).bureau {
         Behaviour::Hanging => {

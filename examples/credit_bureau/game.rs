@@ -10,6 +10,8 @@ pub(crate) mod loan;
 pub(crate) mod picture;
 #[path = "queue.rs"]
 pub(crate) mod queue;
+#[path = "wire.rs"]
+pub(crate) mod wire;
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -17,12 +19,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
-use breaker::{ConfigError, EventKind, LoadError, Registry, RetryEventKind, State};
+use breaker::{Clock, ConfigError, EventKind, LoadError, Registry, RetryEventKind, State};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
-use tokio::time::MissedTickBehavior;
+use tokio::time::{Instant, MissedTickBehavior};
 
 use bureau::{Behaviour, Bureau, Script};
 use loan::{
@@ -30,6 +32,7 @@ use loan::{
     RETRY_OPTION_A,
 };
 use queue::ReviewQueue;
+use wire::Wire;
 
 /// examples/credit_bureau.toml, wherever the command runs from.
 pub(crate) const CONFIG_PATH: &str =
@@ -114,7 +117,14 @@ impl RetryMode {
 /// The retry's waits scale like every duration; its `budget-window` too, but never below the
 /// key's 1 s minimum; its `budget-min-retries-per-second` is a rate, like the applications a
 /// second, which a compressed run keeps.
-pub(crate) fn load_registry(path: &Path, scale: f64) -> Result<Registry, SetupError> {
+///
+/// The registry runs on `clock`: [`Clock::system`] for the example, a manual clock that
+/// follows Tokio's paused one for tests/game_day.rs.
+pub(crate) fn load_registry(
+    path: &Path,
+    scale: f64,
+    clock: impl Into<Clock>,
+) -> Result<Registry, SetupError> {
     let mut builder = Registry::builder();
     for kind in loan::error_kinds() {
         builder = builder.error_kind(kind);
@@ -162,6 +172,7 @@ pub(crate) fn load_registry(path: &Path, scale: f64) -> Result<Registry, SetupEr
         .build()
         .map_err(SetupError::Config)?;
     Ok(Registry::builder()
+        .clock(clock)
         .instance(BREAKER, scaled)
         .bulkhead_instance(BULKHEAD, scaled_bulkhead)
         .retry_instance(RETRY, scaled_retry)
@@ -184,6 +195,9 @@ pub(crate) struct Options {
     pub(crate) retry: RetryMode,
     /// The manual-review queue file.
     pub(crate) queue_path: PathBuf,
+    /// Whether the run is on Tokio's paused clock (tests/game_day.rs): then whatever is on its
+    /// way between the client and the bureau holds the clock still (wire.rs).
+    pub(crate) paused_clock: bool,
 }
 
 /// One state transition, as the event stream told it.
@@ -247,7 +261,8 @@ pub(crate) struct Report {
     pub(crate) retry: Option<RetrySetting>,
     /// When the run started, on the wall clock (for the picture's title).
     pub(crate) started: SystemTime,
-    /// How long the run took, on its own clock: until the last application was answered.
+    /// How long the run took, on its own clock (Tokio's): until the last application was
+    /// answered.
     pub(crate) ended: Duration,
     /// The phases: name and length.
     pub(crate) phases: Vec<(&'static str, Duration)>,
@@ -315,6 +330,9 @@ pub(crate) struct Report {
     pub(crate) queue_matches: bool,
     /// The run second by second, for the picture.
     pub(crate) timeline: Timeline,
+    /// On Tokio's paused clock, the times the clock was let move with a request still on its
+    /// way (wire.rs): 0 when every duration of the run was its own.
+    pub(crate) wire_gave_up: u64,
 }
 
 impl Report {
@@ -606,6 +624,13 @@ impl fmt::Display for Report {
             "queue file:               {} lines, exactly the 202 answers: {}",
             self.queue_lines, self.queue_matches
         )?;
+        if self.wire_gave_up > 0 {
+            writeln!(
+                f,
+                "paused clock let move with a request on its way: {} times",
+                self.wire_gave_up
+            )?;
+        }
         write!(
             f,
             "applications lost:        {}{}",
@@ -955,7 +980,8 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let initial_state = breaker.state();
     let started = SystemTime::now();
     let start = Instant::now();
-    let bureau = Bureau::start(script.clone(), start, second, span).await?;
+    let wire = Wire::new(options.paused_clock);
+    let bureau = Bureau::start(script.clone(), start, second, span, wire.clone()).await?;
     let fallback_timeline = timeline.clone();
     let check = Arc::new(
         CreditCheck::new(
@@ -965,6 +991,7 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         )?
         .with_bulkhead(options.bulkhead)
         .with_retry(options.retry.retry_name())
+        .with_wire(wire.clone())
         // Each fallback in the bucket it started in: when the breaker or the bulkhead refused
         // the call, the timeout cancelled it or it failed.
         .on_fallback(move |cause| {
@@ -1230,5 +1257,6 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         queue_lines: file_ids.len(),
         queue_matches,
         timeline,
+        wire_gave_up: wire.gave_up(),
     })
 }

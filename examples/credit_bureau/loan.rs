@@ -9,7 +9,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use breaker::{
     bulkhead, circuit_breaker, BulkheadFull, CallError, CallNotPermitted, CallTimedOut, Classifier,
@@ -18,8 +18,10 @@ use breaker::{
 use reqwest::header::ACCEPT;
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
+use tokio::time::Instant;
 
 use super::queue::ReviewQueue;
+use super::wire::{Wire, REQUEST_ID};
 
 /// The breaker's name, in the attribute and in examples/credit_bureau.toml.
 pub(crate) const BREAKER: &str = "credit_bureau_cb";
@@ -148,7 +150,7 @@ pub(crate) struct Application {
     pub(crate) id: String,
     /// The applicant's tax id (what the bureau is asked about).
     pub(crate) tax_id: String,
-    /// When the loan service received it.
+    /// When the loan service received it, on Tokio's clock (the run's).
     pub(crate) received: Instant,
 }
 
@@ -285,6 +287,8 @@ pub(crate) struct CreditCheck {
     queue: Arc<ReviewQueue>,
     stats: ClientStats,
     on_fallback: Option<FallbackListener>,
+    /// Told of each request from its send to its answer (see [`Wire`]).
+    wire: Arc<Wire>,
 }
 
 impl CreditCheck {
@@ -316,6 +320,7 @@ impl CreditCheck {
             queue: Arc::new(queue),
             stats: ClientStats::default(),
             on_fallback: None,
+            wire: Wire::new(false),
         })
     }
 
@@ -331,6 +336,13 @@ impl CreditCheck {
     /// retried calls always go through the bulkhead.
     pub(crate) fn with_retry(mut self, name: Option<&'static str>) -> Self {
         self.retry = name;
+        self
+    }
+
+    /// Tells `wire` of each request to the bureau (the game day on Tokio's paused clock); a
+    /// check without one tells nothing.
+    pub(crate) fn with_wire(mut self, wire: Arc<Wire>) -> Self {
+        self.wire = wire;
         self
     }
 
@@ -462,18 +474,22 @@ impl CreditCheck {
             .map_err(|()| BureauError::Protocol(format!("{} takes no path", self.reports)))?
             // Percent-encoded: a `/` or `?` in a tax id stays inside its segment.
             .push(tax_id);
+        let sent = self.wire.send();
         let response = self
             .http
             .get(url)
             .header(ACCEPT, "application/json")
+            .header(REQUEST_ID, sent.id())
             .send()
             .await
             .map_err(transport)?;
         let status = response.status();
         if status != StatusCode::OK {
+            sent.landed();
             return Err(BureauError::Status(status.as_u16()));
         }
         let body = response.bytes().await.map_err(transport)?;
+        sent.landed();
         let report: CreditReport = serde_json::from_slice(&body).map_err(|e| {
             BureauError::Protocol(format!(
                 "the 200 body is not a credit report ({e}): {:?}",

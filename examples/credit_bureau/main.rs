@@ -40,7 +40,7 @@ use std::path::PathBuf;
 use std::process::exit;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use breaker::Registry;
+use breaker::{Clock, Registry};
 
 fn main() {
     let mut compressed = std::env::var("CREDIT_BUREAU_COMPRESSED").is_ok_and(|v| v == "1");
@@ -99,7 +99,7 @@ fn main() {
     } else {
         1.0
     };
-    let registry = match game::load_registry(&config, scale) {
+    let registry = match game::load_registry(&config, scale, Clock::system()) {
         Ok(registry) => registry,
         Err(err) => {
             eprintln!("{err}");
@@ -126,6 +126,7 @@ fn main() {
         bulkhead,
         retry,
         queue_path: queue_path.clone(),
+        paused_clock: false,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

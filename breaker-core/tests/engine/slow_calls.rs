@@ -5,10 +5,16 @@
 //! On the production clocks ([`Clock::system`], coarse; [`Clock::precise`]) the measurement
 //! itself is under test, so the slow calls really take that long (`std::thread::sleep`, or
 //! Tokio's real time): a few calls of 60 ms (system) or 15 ms (precise), a few hundred
-//! milliseconds in all. The assertions are on what the breaker decided (slow or not, OPEN or
-//! not), never on how long anything took. On a [`ManualClock`], the clock is advanced inside the
-//! call, and the measured durations are exact.
+//! milliseconds in all. What the breaker decides there never depends on how fast the machine
+//! is: a sleep never ends early, so a slow call is slow on any machine, and the window is sized
+//! so that the slow calls alone open it; an instant call is held only to the clock's readings
+//! the test takes around it (the breaker's own readings of the same clock lie between them), so
+//! a machine that holds an instant call up past the threshold cannot fail the test. Exactly
+//! where slow begins (a call of exactly the threshold is not slow, one nanosecond more is) is
+//! tested on a [`ManualClock`], advanced inside the call, where the measured durations are
+//! exact.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,8 +24,9 @@ use breaker_core::{
 
 use crate::support::manual_registry;
 
-/// A window of 2 calls that opens when both are slow (100 %), and never on failures here (every
-/// call succeeds). OPEN lasts an hour, so nothing moves on by itself during a test.
+/// A window of `window` calls, evaluated once it is full, that opens at `slow_rate` percent of
+/// slow calls, and never on failures here (every call succeeds). OPEN lasts an hour, so nothing
+/// moves on by itself during a test.
 fn slow_only(threshold: Duration, window: u32, slow_rate: f32) -> Config {
     Config::builder()
         .sliding_window_size(window)
@@ -82,17 +89,99 @@ fn precise() -> Real {
     }
 }
 
+/// Two instant calls, then two slow ones: a window of 4 that opens at 50 % slow is full at the
+/// fourth call, where the two slow calls alone make 50 %, whatever the instant calls measured.
+const CALLS: u32 = 4;
+
 fn real_registry(real: &Real) -> Registry {
     Registry::builder()
         .clock(real.clock.clone())
-        .default_config(slow_only(real.threshold, 2, 100.0))
+        .default_config(slow_only(real.threshold, CALLS, 50.0))
         .build()
 }
 
-/// Two instant calls leave the breaker CLOSED (both would have to be slower than the threshold
-/// to open it); two slow calls then fill the window and open it on the slow-call rate alone.
-/// `b` has no listener, so its CLOSED calls take the lock-free path; `watched` has one, so its
-/// calls take the locked path and publish what was measured.
+/// Runs `call` between two readings of `clock`, and returns the time between them: the
+/// breaker reads the same clock inside the call, so what it measures is at most this, however
+/// long the machine kept the thread from running.
+fn bracket(clock: &Clock, call: impl FnOnce()) -> Duration {
+    let before = clock.now();
+    call();
+    clock.now().saturating_duration_since(before)
+}
+
+/// [`bracket`] around an async call.
+async fn bracket_async(clock: &Clock, call: impl Future<Output = ()>) -> Duration {
+    let before = clock.now();
+    call.await;
+    clock.now().saturating_duration_since(before)
+}
+
+/// `breaker` after two instant calls (bracketed by `instant`) and two slow ones: OPEN, the four
+/// calls in its window, and as slow calls the two slow ones plus at most the instant calls the
+/// machine held up past the threshold (none, on a machine that is not starved).
+fn assert_opened_on_slow_calls(real: &Real, breaker: &CircuitBreaker, instant: &[Duration]) {
+    let m = breaker.metrics();
+    assert_eq!(
+        m.state,
+        State::Open,
+        "two slow calls of four open it: {m:?}"
+    );
+    assert_eq!((m.buffered_calls, m.failed_calls), (CALLS, 0), "{m:?}");
+    let held_up = instant.iter().filter(|d| **d > real.threshold).count() as u32;
+    assert!(
+        (2..=2 + held_up).contains(&m.slow_calls),
+        "{} slow calls: the 2 slow ones and {held_up} instant calls that took longer than \
+         {:?} at most (they took {instant:?}): {m:?}",
+        m.slow_calls,
+        real.threshold
+    );
+    assert_eq!(m.slow_successful_calls, m.slow_calls, "{m:?}");
+    assert_eq!(m.slow_call_rate, Some(m.slow_calls as f32 * 25.0), "{m:?}");
+    assert_eq!(m.failure_rate, Some(0.0));
+}
+
+/// What `watched`'s listener saw, against the readings the test took around its calls
+/// (`around`, in call order): each duration the breaker measured is within the time around its
+/// call, the slow calls measured above the threshold, the breaker counted as slow exactly the
+/// calls it measured above the threshold, and it opened once, on the slow-call rate.
+fn assert_measured(real: &Real, watched: &CircuitBreaker, seen: &Seen, around: &[Duration]) {
+    assert_eq!(seen.elapsed.len(), CALLS as usize);
+    for (measured, around) in seen.elapsed.iter().zip(around) {
+        assert!(
+            measured <= around,
+            "the breaker measured {measured:?} for a call that took {around:?} on its clock"
+        );
+    }
+    for slow in &seen.elapsed[2..] {
+        assert!(
+            *slow > real.threshold,
+            "a {:?} call measured {slow:?}, not above the threshold {:?}",
+            real.slow,
+            real.threshold
+        );
+    }
+    let slow = seen.elapsed.iter().filter(|d| **d > real.threshold).count();
+    assert_eq!(
+        watched.metrics().slow_calls as usize,
+        slow,
+        "slow calls counted, against the durations measured {:?}",
+        seen.elapsed
+    );
+    assert_eq!(seen.slow_rate_exceeded, [slow as f32 * 25.0]);
+    assert_eq!(
+        seen.transitions,
+        [(
+            State::Closed,
+            State::Open,
+            Some(TransitionCause::Evaluation)
+        )]
+    );
+}
+
+/// Two instant calls and two slow ones on `b` and on `watched`, each bracketed
+/// ([`assert_opened_on_slow_calls`], [`assert_measured`]); then both refuse a call without
+/// running it. `b` has no listener, so its CLOSED calls take the lock-free path; `watched` has
+/// one, so its calls take the locked path and publish what was measured.
 fn assert_slow_calls_open(
     real: &Real,
     b: &CircuitBreaker,
@@ -100,18 +189,12 @@ fn assert_slow_calls_open(
     mut call: impl FnMut(&CircuitBreaker, Option<Duration>),
 ) {
     let (seen, _sub) = listen(watched);
+    let mut around = Vec::new();
     for breaker in [b, watched] {
-        call(breaker, None);
-        call(breaker, None);
-        assert_eq!(breaker.state(), State::Closed, "instant calls are not slow");
-        call(breaker, Some(real.slow));
-        call(breaker, Some(real.slow));
-        let m = breaker.metrics();
-        assert_eq!(m.state, State::Open, "two slow calls of two open it: {m:?}");
-        assert_eq!((m.buffered_calls, m.slow_calls), (2, 2), "{m:?}");
-        assert_eq!((m.slow_successful_calls, m.failed_calls), (2, 0), "{m:?}");
-        assert_eq!(m.slow_call_rate, Some(100.0));
-        assert_eq!(m.failure_rate, Some(0.0));
+        around = [None, None, Some(real.slow), Some(real.slow)]
+            .map(|slow| bracket(&real.clock, || call(breaker, slow)))
+            .to_vec();
+        assert_opened_on_slow_calls(real, breaker, &around[..2]);
         // Rejected now, without running.
         let mut ran = false;
         assert!(breaker
@@ -123,25 +206,7 @@ fn assert_slow_calls_open(
             .is_rejected());
         assert!(!ran);
     }
-    let seen = seen.lock().unwrap();
-    assert_eq!(seen.elapsed.len(), 4);
-    for slow in &seen.elapsed[2..] {
-        assert!(
-            *slow > real.threshold,
-            "a {:?} call measured {slow:?}, not above the threshold {:?}",
-            real.slow,
-            real.threshold
-        );
-    }
-    assert_eq!(seen.slow_rate_exceeded, [100.0]);
-    assert_eq!(
-        seen.transitions,
-        [(
-            State::Closed,
-            State::Open,
-            Some(TransitionCause::Evaluation)
-        )]
-    );
+    assert_measured(real, watched, &seen.lock().unwrap(), &around);
 }
 
 fn sync_call(b: &CircuitBreaker, slow: Option<Duration>) {
@@ -205,37 +270,31 @@ async fn assert_async_slow_calls_open(real: Real, name: &str) {
         registry.breaker(&format!("{name}-watched")),
     );
     let (seen, _sub) = listen(&watched);
+    let mut around = Vec::new();
     for breaker in [&b, &watched] {
-        for _ in 0..2 {
-            breaker.call(async { Ok::<_, ()>(()) }).await.unwrap();
+        around.clear();
+        for slow in [None, None, Some(real.slow), Some(real.slow)] {
+            let call = async {
+                breaker
+                    .call(async {
+                        if let Some(d) = slow {
+                            tokio::time::sleep(d).await;
+                        }
+                        Ok::<_, ()>(())
+                    })
+                    .await
+                    .unwrap();
+            };
+            around.push(bracket_async(&real.clock, call).await);
         }
-        assert_eq!(breaker.state(), State::Closed, "instant calls are not slow");
-        for _ in 0..2 {
-            breaker
-                .call(async {
-                    tokio::time::sleep(real.slow).await;
-                    Ok::<_, ()>(())
-                })
-                .await
-                .unwrap();
-        }
-        let m = breaker.metrics();
-        assert_eq!(m.state, State::Open, "{m:?}");
-        assert_eq!((m.buffered_calls, m.slow_successful_calls), (2, 2), "{m:?}");
+        assert_opened_on_slow_calls(&real, breaker, &around[..2]);
         assert!(breaker
             .call(async { Ok::<_, ()>(()) })
             .await
             .unwrap_err()
             .is_rejected());
     }
-    let seen = seen.lock().unwrap();
-    assert_eq!(seen.elapsed.len(), 4);
-    assert!(
-        seen.elapsed[2..].iter().all(|d| *d > real.threshold),
-        "{:?}",
-        seen.elapsed
-    );
-    assert_eq!(seen.slow_rate_exceeded, [100.0]);
+    assert_measured(&real, &watched, &seen.lock().unwrap(), &around);
 }
 
 #[tokio::test]
