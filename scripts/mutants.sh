@@ -73,13 +73,14 @@ files_args() {
 run_group() {
     local group=$1 out=$2
     shift 2
-    local files tests
+    local files tests timeout=(--timeout-multiplier 3)
     if [ "$group" = core ]; then
         mapfile -t files < <(files_args "${CORE_FILES[@]}")
         tests=("${CORE_TESTS[@]}")
     else
         mapfile -t files < <(files_args "${MACRO_FILES[@]}")
         tests=("${MACRO_TESTS[@]}")
+        timeout=()
     fi
     # The test set: the packages in $tests; every mutant built once with the mutants profile,
     # then its tests run by nextest, which runs every binary's tests side by side and stops at
@@ -88,7 +89,7 @@ run_group() {
     # apart from caught ones). MUTANTS_JOBS mutants are built and tested at once (default 1).
     cargo mutants --workspace "${files[@]}" --all-features --profile mutants --no-shuffle \
         --test-tool nextest --jobs "${MUTANTS_JOBS:-1}" \
-        --timeout-multiplier 3 --minimum-test-timeout 60 \
+        "${timeout[@]}" --minimum-test-timeout 60 \
         ${out:+--output "$out"} "$@" "${tests[@]}"
 }
 
