@@ -1,3 +1,6 @@
+//! `#[bulkhead]` alone: async and plain fns, a generic fn with a fallback, `&self` and
+//! `self: Arc<Self>` methods.
+
 use std::sync::Arc;
 
 use breaker::{bulkhead, BulkheadFull, CallError};
@@ -54,7 +57,8 @@ impl Client {
     }
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

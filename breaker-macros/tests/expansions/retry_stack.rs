@@ -1,5 +1,6 @@
-// `#[retry]` alone and with the other two in any order, on the shapes `#[circuit_breaker]`
-// takes; the future of an async fn under all three is still `Send`.
+//! `#[retry]` alone and with the other two in any order, on the shapes `#[circuit_breaker]`
+//! takes; the future of an async fn under all three is still `Send`.
+
 use breaker::{bulkhead, circuit_breaker, retry, CallError};
 
 fn is_transient(e: &std::io::Error) -> bool {
@@ -76,7 +77,8 @@ fn assert_send<T: Send>(t: T) -> T {
     t
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -1,4 +1,4 @@
-// Inner attributes of the body move onto the fn, where they still apply.
+//! Inner attributes of the body move onto the fn, where they still apply.
 #![deny(unused_variables)]
 
 use breaker::circuit_breaker;
@@ -10,6 +10,7 @@ fn lenient(x: u32) -> Result<u32, std::io::Error> {
     Ok(1)
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     assert_eq!(lenient(3).unwrap(), 1);
 }

@@ -1,4 +1,5 @@
-// `impl Trait` inside the return type: erased to `_` where the expansion names the type.
+//! `impl Trait` inside the return type: erased to `_` where the expansion names the type.
+
 use std::fmt::Display;
 
 use breaker::circuit_breaker;
@@ -33,7 +34,8 @@ fn no_names(
     Ok(Vec::new().into_iter())
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     assert_eq!(names("a,b").unwrap().count(), 2);
     assert_eq!(names("").unwrap().count(), 0);
     assert_eq!(evens(5).unwrap().collect::<Vec<_>>(), [0, 2, 4]);

@@ -1,3 +1,5 @@
+//! A free plain fn with a fallback that gets the body's error as `CallError::Inner`.
+
 use breaker::{circuit_breaker, CallError};
 
 #[derive(Debug, PartialEq)]
@@ -16,7 +18,8 @@ fn fallback(id: u32, err: CallError<ProductError>) -> Result<String, ProductErro
     Ok(format!("fallback {id}"))
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     assert_eq!(get_product(7).unwrap(), "product 7");
     assert_eq!(get_product(0).unwrap(), "fallback 0");
 }

@@ -1,4 +1,5 @@
-// `self: Arc<Self>`, with fallbacks named bare (the method on `Self`) and by path.
+//! `self: Arc<Self>`, with fallbacks named bare (the method on `Self`) and by path.
+
 use std::sync::Arc;
 
 use breaker::{circuit_breaker, CallError};
@@ -37,7 +38,8 @@ impl Service {
     }
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

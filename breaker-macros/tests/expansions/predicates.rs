@@ -1,3 +1,5 @@
+//! `record`, `ignore` and `result` predicates, as paths, closures and strings.
+
 use breaker::{circuit_breaker, CallError, CallNotPermitted, CallTimedOut};
 
 #[derive(Debug)]
@@ -56,7 +58,8 @@ fn fallback(status: u16, _err: CallError<HttpError>) -> Result<u16, HttpError> {
     Ok(status)
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

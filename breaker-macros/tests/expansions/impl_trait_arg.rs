@@ -1,3 +1,5 @@
+//! `impl Trait` in argument position, on async and plain fns.
+
 use breaker::{circuit_breaker, CallError};
 
 #[circuit_breaker(name = "pass:impl_trait_arg", fallback = "fallback")]
@@ -21,7 +23,8 @@ fn total(values: impl IntoIterator<Item = u32>) -> Result<u32, std::io::Error> {
     Ok(values.into_iter().sum())
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -1,11 +1,15 @@
-// `fallback` as a bare path (go-to-definition and rename work on it), and as a path to
-// another module, with a turbofish.
+//! `fallback` as a bare path (go-to-definition and rename work on it), and as a path to
+//! another module, with a turbofish.
+
 use breaker::{circuit_breaker, CallError};
 
 mod fallbacks {
     use breaker::CallError;
 
-    pub fn zero<T: Default>(_n: u8, _err: CallError<std::io::Error>) -> Result<T, std::io::Error> {
+    pub(super) fn zero<T: Default>(
+        _n: u8,
+        _err: CallError<std::io::Error>,
+    ) -> Result<T, std::io::Error> {
         Ok(T::default())
     }
 }
@@ -24,7 +28,8 @@ fn get_u32(n: u8) -> Result<u32, std::io::Error> {
     Err(std::io::Error::other(n.to_string()))
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     assert_eq!(get(1).unwrap(), 2);
     assert_eq!(get_u32(1).unwrap(), 0);
 }

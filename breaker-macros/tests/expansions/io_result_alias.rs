@@ -1,5 +1,6 @@
-// Any alias of `Result` counts; `io::Error` holds a rejection and a timeout
-// (`From<CallNotPermitted>`, `From<CallTimedOut>`).
+//! Any alias of `Result` counts; `io::Error` holds a rejection and a timeout
+//! (`From<CallNotPermitted>`, `From<CallTimedOut>`).
+
 use std::io;
 
 use breaker::circuit_breaker;
@@ -16,7 +17,8 @@ async fn fetch(n: u8) -> ApiResult<u8> {
     Ok(n)
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     assert_eq!(read(1).unwrap(), 1);
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()

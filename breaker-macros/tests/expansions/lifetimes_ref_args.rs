@@ -1,3 +1,5 @@
+//! Named lifetimes and borrowed arguments in the return type, on a method and a free async fn.
+
 use breaker::{circuit_breaker, CallError};
 
 struct Parser<'s> {
@@ -36,7 +38,8 @@ async fn first_or_empty<'a>(
     Ok(a)
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let p = Parser { source: "a b c" };
     assert_eq!(p.word(1, " ").unwrap(), "b");
     assert_eq!(p.word(9, " ").unwrap(), "a b c");

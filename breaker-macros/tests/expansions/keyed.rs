@@ -1,3 +1,5 @@
+//! `key = ...`: one breaker per key, named `name[key]` in the registry.
+
 use breaker::{circuit_breaker, CallError};
 
 struct Llm;
@@ -29,7 +31,8 @@ fn for_tenant(tenant: u32) -> Result<u32, std::io::Error> {
     Ok(tenant)
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -48,5 +51,8 @@ fn main() {
         names.contains(&"pass:keyed[openai/gpt]".to_owned()),
         "{names:?}"
     );
-    assert!(names.contains(&"pass:keyed_sync[7]".to_owned()), "{names:?}");
+    assert!(
+        names.contains(&"pass:keyed_sync[7]".to_owned()),
+        "{names:?}"
+    );
 }

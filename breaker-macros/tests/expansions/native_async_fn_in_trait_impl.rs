@@ -1,3 +1,5 @@
+//! An async fn in a trait impl and a guarded default method in the trait itself.
+
 use breaker::{circuit_breaker, CallError};
 
 trait ProductClient {
@@ -29,7 +31,8 @@ impl Http {
     }
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

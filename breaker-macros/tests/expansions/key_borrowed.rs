@@ -1,4 +1,5 @@
-// A borrowed key works as it is: only its text is kept, and only when its breaker is made.
+//! A borrowed key works as it is: only its text is kept, and only when its breaker is made.
+
 use breaker::circuit_breaker;
 
 #[circuit_breaker(name = "pass:key_borrowed", key = provider)]
@@ -11,7 +12,8 @@ fn for_tenant(tenant: &str) -> Result<usize, std::io::Error> {
     Ok(tenant.len())
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -22,5 +24,8 @@ fn main() {
     );
     assert_eq!(for_tenant("acme").unwrap(), 4);
     let keyed = breaker::Registry::global().keyed("pass:key_borrowed");
-    assert_eq!(keyed.find("openai").unwrap().name(), "pass:key_borrowed[openai]");
+    assert_eq!(
+        keyed.find("openai").unwrap().name(),
+        "pass:key_borrowed[openai]"
+    );
 }

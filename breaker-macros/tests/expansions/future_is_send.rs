@@ -1,5 +1,6 @@
-// The guarded future is `Send` when the body's is, so it can be spawned on a multi-thread
-// runtime (axum's `check_future_send`).
+//! The guarded future is `Send` when the body's is, so it can be spawned on a multi-thread
+//! runtime (axum's `check_future_send`).
+
 use std::future::Future;
 
 use breaker::{circuit_breaker, CallError};
@@ -19,7 +20,8 @@ async fn fallback(id: u64, _err: CallError<std::io::Error>) -> Result<u64, std::
     Ok(id)
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .build()

@@ -1,3 +1,5 @@
+//! Type and const generics with `where` clauses, on async and plain fns.
+
 use std::fmt::Display;
 
 use breaker::{circuit_breaker, CallError, CallNotPermitted, CallTimedOut};
@@ -46,7 +48,8 @@ where
     items.last().cloned().ok_or(err)
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

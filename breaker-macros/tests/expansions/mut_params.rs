@@ -1,5 +1,6 @@
-// `mut` parameters are mutated in place by the body; the fallback gets them as they were left.
-// Without a fallback, the body may consume its arguments.
+//! `mut` parameters are mutated in place by the body; the fallback gets them as they were left.
+//! Without a fallback, the body may consume its arguments.
+
 use breaker::{circuit_breaker, CallError};
 
 #[circuit_breaker(name = "pass:mut_params", fallback = "fallback")]
@@ -25,7 +26,8 @@ async fn consume(items: Vec<String>, mut sep: String) -> Result<String, std::io:
     Ok(items.join(&sep))
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     assert_eq!(push_all(vec![1], 1).unwrap(), [1, 2, 20]);
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()

@@ -1,5 +1,6 @@
-// A `&mut self` method with a `&self` fallback: the body's unique borrow ends before the
-// fallback runs.
+//! A `&mut self` method with a `&self` fallback: the body's unique borrow ends before the
+//! fallback runs.
+
 use breaker::{circuit_breaker, CallError};
 
 struct Counter {
@@ -36,7 +37,8 @@ impl Counter {
     }
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let mut c = Counter { calls: 0 };
     assert_eq!(c.bump(1).unwrap(), 1);
     assert_eq!(c.bump(2).unwrap(), 302);

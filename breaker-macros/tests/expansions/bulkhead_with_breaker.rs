@@ -1,5 +1,6 @@
-// Both attributes in either order, on the shapes `#[circuit_breaker]` takes; the future of an
-// async fn under both is still `Send`.
+//! Both attributes in either order, on the shapes `#[circuit_breaker]` takes; the future of an
+//! async fn under both is still `Send`.
+
 use breaker::{bulkhead, circuit_breaker, CallError};
 
 #[circuit_breaker(name = "pass:composed")]
@@ -57,7 +58,8 @@ fn assert_send<T: Send>(t: T) -> T {
     t
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -1,5 +1,6 @@
-// `?` and early `return` in the body behave as in any function: the body's block is typed by
-// the declared return type (the fake return edge), so `?` knows the error to convert into.
+//! `?` and early `return` in the body behave as in any function: the body's block is typed by
+//! the declared return type (the fake return edge), so `?` knows the error to convert into.
+
 use std::num::ParseIntError;
 
 use breaker::{circuit_breaker, CallNotPermitted, CallTimedOut};
@@ -43,14 +44,15 @@ fn parse_one(a: &str) -> Result<u32, AppError> {
     Ok(a.trim().parse()?)
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
     assert_eq!(rt.block_on(parse_sum("1", "2")).unwrap(), 3);
     assert!(matches!(
         rt.block_on(parse_sum("x", "2")),
-        Err(AppError::Parse(_))
+        Err(AppError::Parse(e)) if e.to_string() == "invalid digit found in string"
     ));
     assert_eq!(parse_one(" 4 ").unwrap(), 4);
     let _ = AppError::Rejected;

@@ -1,3 +1,5 @@
+//! A free async fn with an async fallback (Resilience4j's `productService` example).
+
 use breaker::{circuit_breaker, CallError};
 
 #[derive(Debug)]
@@ -12,7 +14,8 @@ async fn fallback(id: &str, _err: CallError<ProductError>) -> Result<String, Pro
     Ok(format!("not able to invoke product service for {id}"))
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

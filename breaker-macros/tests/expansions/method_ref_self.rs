@@ -1,6 +1,10 @@
+//! `&self` methods, without a fallback (a rejection comes back through `From`) and with one.
+
 use breaker::{circuit_breaker, CallError, CallNotPermitted, CallTimedOut};
 
+// The rejections' values are kept for `Debug`, which is all that reads them.
 #[derive(Debug)]
+#[allow(dead_code)]
 enum ApiError {
     Down,
     Rejected(CallNotPermitted),
@@ -43,7 +47,8 @@ impl Catalog {
     }
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -1,5 +1,6 @@
-// The body keeps its own scope: types and values named like the expansion's locals and like
-// std's items resolve to the user's (tracing #3306).
+//! The body keeps its own scope: types and values named like the expansion's locals and like
+//! std's items resolve to the user's (tracing #3306).
+
 use breaker::circuit_breaker;
 
 #[allow(dead_code)]
@@ -18,6 +19,7 @@ fn get(n: u32) -> Result<u32> {
     std::result::Result::Ok(__breaker_out)
 }
 
-fn main() {
+#[test]
+fn compiles_and_runs() {
     assert_eq!(get(4).unwrap(), 4);
 }
