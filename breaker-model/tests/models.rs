@@ -354,12 +354,21 @@ fn window_counts_equal_the_outcomes_recorded() {
     });
 }
 
-/// Once no call is in flight, the lock-free window's packed totals equal its slots.
+/// Once no call is in flight, the lock-free window's packed totals equal its slots, and both
+/// equal what the metrics report.
 fn assert_window_exact(b: &CircuitBreaker) {
     let (packed, recounted) = b
         .model_window_totals()
         .expect("CLOSED on the lock-free window");
     assert_eq!(packed, recounted, "packed totals differ from the slots");
+    let m = b.metrics();
+    let reported = [
+        m.buffered_calls,
+        m.failed_calls,
+        m.slow_calls,
+        m.slow_failed_calls,
+    ];
+    assert_eq!(recounted, reported, "the slots differ from the metrics");
 }
 
 /// A call that began in one CLOSED state and finishes while the breaker opens, half-opens and

@@ -416,3 +416,32 @@ fn forced_open_publishes_not_permitted_for_each_refused_call() {
     );
     assert_eq!(breaker.metrics().not_permitted_calls, 2);
 }
+
+/// [`Described`](breaker_core::Described) gives the listeners that asked for error texts the
+/// `Display` text of an error type the breaker does not know; without it, the type's name
+/// alone.
+#[test]
+fn a_described_call_carries_its_errors_display_text() {
+    #[derive(Debug)]
+    struct Refused;
+    impl std::fmt::Display for Refused {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("the peer refused the connection")
+        }
+    }
+    let (_clock, registry) = manual_registry(Config::default());
+    let b = registry.breaker("texts-described");
+    let texts = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&texts);
+    let _s = b.subscribe_with_error_texts(move |e| {
+        if let Some(error) = e.error() {
+            sink.lock().unwrap().push(error.text().map(str::to_owned));
+        }
+    });
+    let _ = b.call_sync_with(&breaker_core::Described::new(), || Err::<(), _>(Refused));
+    let _ = b.call_sync(|| Err::<(), _>(Refused));
+    assert_eq!(
+        *texts.lock().unwrap(),
+        [Some("the peer refused the connection".to_owned()), None]
+    );
+}
