@@ -281,3 +281,10 @@ fn described_counts_calls_as_its_classification_does() {
         "a classification that applied the kinds itself is taken as is"
     );
 }
+
+/// A classifier's `Debug` text names its type; its predicates are closures, which have none.
+#[test]
+fn a_classifier_debugs_as_its_type() {
+    let classify = Classifier::new().ignore(|e: &HttpError| *e == HttpError::Timeout);
+    assert_eq!(format!("{classify:?}"), "Classifier { .. }");
+}
