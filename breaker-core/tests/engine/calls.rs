@@ -156,6 +156,33 @@ fn configured_error_kinds_classify_calls() {
     );
     let _ = b.call_sync_with(&classify, || Err::<(), _>(HttpError::Timeout));
     assert_eq!(b.metrics().failed_calls, 1, "a listed kind is a failure");
+    assert_eq!(
+        format!("{classify:?}"),
+        r#"ConfiguredClassifier { record_exceptions: [ErrorKind("Timeout")], ignore_exceptions: [ErrorKind("ClientError")], .. }"#
+    );
+}
+
+/// The configured kinds on top of a classification that describes its errors
+/// ([`Described`](breaker_core::Described)): the listeners that asked for error texts get the
+/// errors' `Display` text, as without the kinds.
+#[test]
+fn configured_kinds_keep_the_codes_error_texts() {
+    use std::sync::{Arc, Mutex};
+    let b = registry(Config::default()).breaker("kinds-texts");
+    let texts = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&texts);
+    let _s = b.subscribe_with_error_texts(move |e| {
+        if let Some(error) = e.error() {
+            sink.lock().unwrap().push(error.text().map(str::to_owned));
+        }
+    });
+    let config = b.config().clone();
+    let described = config
+        .classifier()
+        .with_code(breaker_core::Described::new());
+    let _ = b.call_sync_with(&described, || Err::<(), _>(HttpError::Status(503)));
+    let _ = b.call_sync_with(&config.classifier(), || Err::<(), _>(HttpError::Status(503)));
+    assert_eq!(*texts.lock().unwrap(), [Some("HTTP 503".to_owned()), None]);
 }
 
 #[tokio::test(start_paused = true)]
