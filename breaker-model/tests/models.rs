@@ -434,7 +434,11 @@ fn a_call_recorded_as_the_breaker_opens_is_in_open_s_rejections() {
             assert!(b.try_acquire().is_err());
             let heard = heard.lock().unwrap();
             assert_eq!(heard.len(), 1);
-            assert_eq!(heard[0], b.metrics(), "a rejection's metrics are the breaker's");
+            assert_eq!(
+                heard[0],
+                b.metrics(),
+                "a rejection's metrics are the breaker's"
+            );
         }
     });
 }

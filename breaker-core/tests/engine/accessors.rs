@@ -42,7 +42,10 @@ fn debug_shows_the_name_and_the_current_state() {
 #[test]
 fn a_breaker_is_detached_only_once_it_leaves_its_registry() {
     let own = CircuitBreaker::new("accessors:own", Config::default());
-    assert!(!own.is_detached(), "a breaker of its own has no registry to leave");
+    assert!(
+        !own.is_detached(),
+        "a breaker of its own has no registry to leave"
+    );
     let (_clock, registry) = manual_registry(Config::default());
     let b = registry.breaker("accessors:member");
     assert!(!b.is_detached(), "in its registry");

@@ -181,7 +181,9 @@ fn configured_kinds_keep_the_codes_error_texts() {
         .classifier()
         .with_code(breaker_core::Described::new());
     let _ = b.call_sync_with(&described, || Err::<(), _>(HttpError::Status(503)));
-    let _ = b.call_sync_with(&config.classifier(), || Err::<(), _>(HttpError::Status(503)));
+    let _ = b.call_sync_with(&config.classifier(), || {
+        Err::<(), _>(HttpError::Status(503))
+    });
     assert_eq!(*texts.lock().unwrap(), [Some("HTTP 503".to_owned()), None]);
 }
 
@@ -238,7 +240,11 @@ fn http_statuses_count_by_their_class() {
         (600, Outcome::Success),
     ];
     for (status, outcome) in by_class {
-        assert_eq!(Outcome::from_http_status(status), outcome, "status {status}");
+        assert_eq!(
+            Outcome::from_http_status(status),
+            outcome,
+            "status {status}"
+        );
     }
     let b = registry(
         Config::builder()
