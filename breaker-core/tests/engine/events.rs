@@ -445,3 +445,34 @@ fn a_described_call_carries_its_errors_display_text() {
         [Some("the peer refused the connection".to_owned()), None]
     );
 }
+
+/// Each CLOSED call's event carries the breaker's metrics as they are right after the call:
+/// no rate below the minimum number of calls, the window's counts and rates from then on.
+#[test]
+fn a_closed_calls_event_carries_the_metrics_after_it() {
+    let (_clock, registry) = manual_registry(
+        Config::builder()
+            .sliding_window_size(4)
+            .minimum_number_of_calls(3)
+            .failure_rate_threshold(75.0)
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("closed-call-metrics");
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&heard);
+    let _sub = b.subscribe(move |e| {
+        if matches!(e.kind(), EventKind::Success { .. } | EventKind::Error { .. }) {
+            sink.lock().unwrap().push(e.metrics());
+        }
+    });
+    let mut after = Vec::new();
+    for ok in [true, false, true, false] {
+        let _ = b.call_sync(|| if ok { Ok(()) } else { Err(()) });
+        after.push(b.metrics());
+    }
+    assert_eq!(b.state(), State::Closed);
+    assert_eq!(after[1].failure_rate, None, "below the minimum");
+    assert_eq!(after[3].failure_rate, Some(50.0));
+    assert_eq!(*heard.lock().unwrap(), after);
+}
