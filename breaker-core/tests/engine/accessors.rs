@@ -52,3 +52,65 @@ fn a_breaker_is_detached_only_once_it_leaves_its_registry() {
     let removed = registry.remove("accessors:member").unwrap();
     assert!(removed.ptr_eq(&b) && b.is_detached(), "removed");
 }
+
+/// A permit says which breaker granted it and with what configuration, and its `Debug` text
+/// names the breaker and when the call started; so does the timer of the call's timeout.
+#[tokio::test(start_paused = true)]
+async fn permits_name_their_breaker() {
+    let (_clock, registry) = manual_registry(
+        Config::builder()
+            .timeout_duration(Some(Duration::from_secs(3)))
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("accessors:permits");
+    let permit = b.try_acquire().unwrap();
+    assert_eq!(
+        format!("{permit:?}"),
+        r#"Permit { breaker: "accessors:permits", started_at: Timestamp(1700000000000000000), .. }"#
+    );
+    assert_eq!(
+        format!("{:?}", permit.start_timeout()),
+        "Some(CallTimeout { limit: 3s, .. })"
+    );
+    permit.release();
+    let owned = b.try_acquire_owned().unwrap();
+    assert_eq!(owned.breaker_name(), "accessors:permits");
+    assert_eq!(owned.config(), b.config());
+    assert_eq!(
+        owned.config().timeout_duration(),
+        Some(Duration::from_secs(3))
+    );
+    assert_eq!(
+        format!("{owned:?}"),
+        r#"OwnedPermit { breaker: "accessors:permits", started_at: Some(Timestamp(1700000000000000000)), .. }"#
+    );
+}
+
+/// A keyed group's `Debug` text names the group, counts its breakers and shows its limits.
+#[test]
+fn a_keyed_group_debugs_as_its_name_size_and_limits() {
+    let (_clock, registry) = manual_registry(Config::default());
+    let tenants = registry.keyed("accessors:tenants");
+    let _one = tenants.get(&1);
+    assert_eq!(
+        format!("{tenants:?}"),
+        r#"Keyed { name: "accessors:tenants", breakers: 1, limits: KeyedLimits { max_idle: Some(600s), max_breakers: Some(1000) } }"#
+    );
+}
+
+/// Only a manual clock is manual; each clock's `Debug` text says which it is (a manual one,
+/// with its time).
+#[test]
+fn clocks_say_which_they_are() {
+    use breaker_core::{Clock, ManualClock};
+    assert!(Clock::system().as_manual().is_none());
+    assert!(Clock::precise().as_manual().is_none());
+    assert_eq!(format!("{:?}", Clock::system()), "Clock::System");
+    assert_eq!(format!("{:?}", Clock::precise()), "Clock::Precise");
+    let manual = Clock::from(ManualClock::new());
+    assert_eq!(
+        format!("{manual:?}"),
+        "Clock::Manual(Timestamp(1700000000000000000))"
+    );
+}

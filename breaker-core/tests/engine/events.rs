@@ -462,7 +462,10 @@ fn a_closed_calls_event_carries_the_metrics_after_it() {
     let heard = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&heard);
     let _sub = b.subscribe(move |e| {
-        if matches!(e.kind(), EventKind::Success { .. } | EventKind::Error { .. }) {
+        if matches!(
+            e.kind(),
+            EventKind::Success { .. } | EventKind::Error { .. }
+        ) {
             sink.lock().unwrap().push(e.metrics());
         }
     });
