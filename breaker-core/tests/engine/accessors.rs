@@ -108,6 +108,10 @@ fn clocks_say_which_they_are() {
     assert!(Clock::precise().as_manual().is_none());
     assert_eq!(format!("{:?}", Clock::system()), "Clock::System");
     assert_eq!(format!("{:?}", Clock::precise()), "Clock::Precise");
+    assert_eq!(
+        format!("{:?}", ManualClock::new()),
+        "ManualClock { now: Timestamp(1700000000000000000) }"
+    );
     let manual = Clock::from(ManualClock::new());
     assert_eq!(
         format!("{manual:?}"),
