@@ -87,11 +87,15 @@ async fn permits_name_their_breaker() {
     );
 }
 
-/// A keyed group's `Debug` text names the group, counts its breakers and shows its limits.
+/// A keyed group answers with its name and the configuration its keys get, and its `Debug`
+/// text names it, counts its breakers and shows its limits.
 #[test]
-fn a_keyed_group_debugs_as_its_name_size_and_limits() {
-    let (_clock, registry) = manual_registry(Config::default());
+fn a_keyed_group_says_what_it_is() {
+    let (_clock, registry) =
+        manual_registry(Config::builder().sliding_window_size(7).build().unwrap());
     let tenants = registry.keyed("accessors:tenants");
+    assert_eq!(tenants.name(), "accessors:tenants");
+    assert_eq!(tenants.config().sliding_window_size(), 7);
     let _one = tenants.get(&1);
     assert_eq!(
         format!("{tenants:?}"),
