@@ -53,11 +53,12 @@ fn a_breaker_is_detached_only_once_it_leaves_its_registry() {
     assert!(removed.ptr_eq(&b) && b.is_detached(), "removed");
 }
 
-/// A permit says which breaker granted it and with what configuration, and its `Debug` text
-/// names the breaker and when the call started; so does the timer of the call's timeout.
+/// A permit says when it was granted, which breaker granted it and with what configuration,
+/// and its `Debug` text names the breaker and when the call started; the timer of the call's
+/// timeout shows its limit.
 #[tokio::test(start_paused = true)]
 async fn permits_name_their_breaker() {
-    let (_clock, registry) = manual_registry(
+    let (clock, registry) = manual_registry(
         Config::builder()
             .timeout_duration(Some(Duration::from_secs(3)))
             .build()
@@ -65,6 +66,10 @@ async fn permits_name_their_breaker() {
     );
     let b = registry.breaker("accessors:permits");
     let permit = b.try_acquire().unwrap();
+    let granted = clock.now();
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(permit.started_at(), granted);
+    assert_eq!(permit.elapsed(), Duration::from_secs(2));
     assert_eq!(
         format!("{permit:?}"),
         r#"Permit { breaker: "accessors:permits", started_at: Timestamp(1700000000000000000), .. }"#
@@ -83,7 +88,7 @@ async fn permits_name_their_breaker() {
     );
     assert_eq!(
         format!("{owned:?}"),
-        r#"OwnedPermit { breaker: "accessors:permits", started_at: Some(Timestamp(1700000000000000000)), .. }"#
+        r#"OwnedPermit { breaker: "accessors:permits", started_at: Some(Timestamp(1700000002000000000)), .. }"#
     );
 }
 
