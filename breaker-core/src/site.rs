@@ -378,6 +378,23 @@ mod tests {
     }
 
     #[test]
+    fn a_keyed_lease_lends_the_keys_breaker() {
+        static SITE: KeyedCallSite = KeyedCallSite::new("site-tests:lease");
+        let lease = SITE.lease(&7u32);
+        assert!(lease.breaker().ptr_eq(&SITE.breaker(&7u32)));
+        assert_eq!(
+            format!("{lease:?}"),
+            r#"KeyedLease(CircuitBreaker { name: "site-tests:lease[7]", state: Closed, .. })"#
+        );
+        lease.give_back();
+        let again = SITE.lease("7");
+        assert!(
+            again.breaker().ptr_eq(&SITE.breaker(&7u32)),
+            "given back, lent again"
+        );
+    }
+
+    #[test]
     fn keyed_site_gives_one_breaker_per_key_text() {
         static SITE: KeyedCallSite = KeyedCallSite::new("site-tests:keyed");
         let a = SITE.breaker(&1u32);

@@ -354,12 +354,21 @@ fn window_counts_equal_the_outcomes_recorded() {
     });
 }
 
-/// Once no call is in flight, the lock-free window's packed totals equal its slots.
+/// Once no call is in flight, the lock-free window's packed totals equal its slots, and both
+/// equal what the metrics report.
 fn assert_window_exact(b: &CircuitBreaker) {
     let (packed, recounted) = b
         .model_window_totals()
         .expect("CLOSED on the lock-free window");
     assert_eq!(packed, recounted, "packed totals differ from the slots");
+    let m = b.metrics();
+    let reported = [
+        m.buffered_calls,
+        m.failed_calls,
+        m.slow_calls,
+        m.slow_failed_calls,
+    ];
+    assert_eq!(recounted, reported, "the slots differ from the metrics");
 }
 
 /// A call that began in one CLOSED state and finishes while the breaker opens, half-opens and
@@ -390,6 +399,47 @@ fn a_late_call_never_corrupts_a_later_closed_window() {
         // The new CLOSED holds the success, and the late failure only if it finished there.
         assert_eq!(m.successful_calls, 1, "{m:?}, late call counted: {counted}");
         assert!(m.failed_calls <= u32::from(counted));
+    });
+}
+
+/// A call that read CLOSED and is recorded just after another call opened the breaker counts in
+/// the window OPEN carries on, and the rejections OPEN makes without its lock carry metrics
+/// with that call in them: the same metrics the breaker reports.
+#[test]
+#[ignore = "fails: a call recorded as OPEN is entered can still read CLOSED's tag after OPEN's \
+            view was taken, and then never refreshes it (`enter`, `record_closed`)"]
+fn a_call_recorded_as_the_breaker_opens_is_in_open_s_rejections() {
+    let config = Config::builder()
+        .sliding_window_size(3)
+        .minimum_number_of_calls(2)
+        .failure_rate_threshold(100.0)
+        .wait_duration_in_open_state(WAIT)
+        .build()
+        .unwrap();
+    check("late call vs trip", 3, move || {
+        let (_clock, b, _registry) = breaker(config.clone());
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&heard);
+        let _rejections = b.subscribe(move |event| {
+            if matches!(event.kind(), EventKind::NotPermitted) {
+                sink.lock().unwrap().push(event.metrics());
+            }
+        });
+        let late = b.try_acquire_owned().unwrap();
+        let late = thread::spawn(move || late.success());
+        b.try_acquire().unwrap().failure();
+        b.try_acquire().unwrap().failure();
+        late.join().unwrap();
+        if b.state() == State::Open {
+            assert!(b.try_acquire().is_err());
+            let heard = heard.lock().unwrap();
+            assert_eq!(heard.len(), 1);
+            assert_eq!(
+                heard[0],
+                b.metrics(),
+                "a rejection's metrics are the breaker's"
+            );
+        }
     });
 }
 

@@ -196,8 +196,14 @@ fn a_blocking_wait_ends_when_another_thread_advances_the_clock() {
         })
     };
     for attempt in 1..3 {
-        // The caller parks once its wait's timer is set.
+        // The caller parks once its wait's timer is set; a caller that ended instead never
+        // will (an error it did not retry).
         while pending_timers(&retry) == 0 {
+            assert!(
+                !caller.is_finished(),
+                "the call ended without waiting to retry (attempts: {})",
+                attempts.load(Ordering::SeqCst)
+            );
             std::thread::yield_now();
         }
         assert_eq!(attempts.load(Ordering::SeqCst), attempt);

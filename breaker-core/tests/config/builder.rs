@@ -134,3 +134,24 @@ fn a_base_config_can_be_overridden_per_instance() {
         "clamped to the base's window"
     );
 }
+
+/// An error kind equals only itself and its clones (the same name and the same predicate), so
+/// two configurations whose kinds share a name but test errors differently are different
+/// configurations; its `Debug` text is its name.
+#[test]
+fn error_kinds_of_one_name_with_different_tests_differ() {
+    use breaker_core::ErrorKind;
+    let server = ErrorKind::new("ServerError", |status: &u16| *status >= 500);
+    let any = ErrorKind::new("ServerError", |_: &u16| true);
+    assert_eq!(server, server.clone());
+    assert_ne!(server, any, "one name, another predicate");
+    assert_eq!(format!("{server:?}"), r#"ErrorKind("ServerError")"#);
+    let with = |kind: &ErrorKind| {
+        Config::builder()
+            .record_exceptions([kind.clone()])
+            .build()
+            .unwrap()
+    };
+    assert_eq!(with(&server), with(&server));
+    assert_ne!(with(&server), with(&any));
+}

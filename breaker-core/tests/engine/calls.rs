@@ -10,6 +10,15 @@ enum HttpError {
     Timeout,
 }
 
+impl std::fmt::Display for HttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HttpError::Status(status) => write!(f, "HTTP {status}"),
+            HttpError::Timeout => f.write_str("timed out"),
+        }
+    }
+}
+
 fn registry(config: Config) -> Registry {
     Registry::builder()
         .clock(ManualClock::new())
@@ -147,6 +156,35 @@ fn configured_error_kinds_classify_calls() {
     );
     let _ = b.call_sync_with(&classify, || Err::<(), _>(HttpError::Timeout));
     assert_eq!(b.metrics().failed_calls, 1, "a listed kind is a failure");
+    assert_eq!(
+        format!("{classify:?}"),
+        r#"ConfiguredClassifier { record_exceptions: [ErrorKind("Timeout")], ignore_exceptions: [ErrorKind("ClientError")], .. }"#
+    );
+}
+
+/// The configured kinds on top of a classification that describes its errors
+/// ([`Described`](breaker_core::Described)): the listeners that asked for error texts get the
+/// errors' `Display` text, as without the kinds.
+#[test]
+fn configured_kinds_keep_the_codes_error_texts() {
+    use std::sync::{Arc, Mutex};
+    let b = registry(Config::default()).breaker("kinds-texts");
+    let texts = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&texts);
+    let _s = b.subscribe_with_error_texts(move |e| {
+        if let Some(error) = e.error() {
+            sink.lock().unwrap().push(error.text().map(str::to_owned));
+        }
+    });
+    let config = b.config().clone();
+    let described = config
+        .classifier()
+        .with_code(breaker_core::Described::new());
+    let _ = b.call_sync_with(&described, || Err::<(), _>(HttpError::Status(503)));
+    let _ = b.call_sync_with(&config.classifier(), || {
+        Err::<(), _>(HttpError::Status(503))
+    });
+    assert_eq!(*texts.lock().unwrap(), [Some("HTTP 503".to_owned()), None]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -183,4 +221,103 @@ async fn a_call_that_spends_its_whole_cooperative_budget_still_times_out() {
         Err(CallError::TimedOut(t)) => assert_eq!(t.timeout(), Duration::from_secs(1)),
         other => panic!("expected a timeout, got {other:?}"),
     }
+}
+
+/// An HTTP status counts by its class: a 5xx is a failure, a 4xx ignored, anything else
+/// (2xx, 3xx, and codes outside 100..=599) a success. Checked at each class's edges, and
+/// through a breaker that counts a call by its status.
+#[test]
+fn http_statuses_count_by_their_class() {
+    let by_class = [
+        (200, Outcome::Success),
+        (399, Outcome::Success),
+        (400, Outcome::Ignored),
+        (404, Outcome::Ignored),
+        (499, Outcome::Ignored),
+        (500, Outcome::Failure),
+        (503, Outcome::Failure),
+        (599, Outcome::Failure),
+        (600, Outcome::Success),
+    ];
+    for (status, outcome) in by_class {
+        assert_eq!(
+            Outcome::from_http_status(status),
+            outcome,
+            "status {status}"
+        );
+    }
+    let b = registry(
+        Config::builder()
+            .sliding_window_size(2)
+            .minimum_number_of_calls(2)
+            .build()
+            .unwrap(),
+    )
+    .breaker("statuses");
+    let by_status = |r: &Result<u16, HttpError>| match r {
+        Ok(status) => Outcome::from_http_status(*status),
+        Err(_) => Outcome::Failure,
+    };
+    let _ = b.call_sync_with(&by_status, || Ok::<u16, HttpError>(404));
+    assert_eq!(b.metrics().buffered_calls, 0, "a 4xx is ignored");
+    let _ = b.call_sync_with(&by_status, || Ok::<u16, HttpError>(503));
+    let _ = b.call_sync_with(&by_status, || Ok::<u16, HttpError>(200));
+    let m = b.metrics();
+    assert_eq!((m.buffered_calls, m.failed_calls), (2, 1), "a 5xx fails");
+}
+
+/// [`Described`](breaker_core::Described) changes how errors are described, never how they
+/// count: the breaker's configured kinds apply on top of its classification exactly when they
+/// would on top of the classification alone.
+#[test]
+fn described_counts_calls_as_its_classification_does() {
+    use breaker_core::{Classify, Described, ErrorKind};
+
+    /// A classification that applied the configured kinds itself (as the classification of
+    /// an attempt through inner guards does): every error a failure, kinds already applied.
+    struct KindsApplied;
+    impl<T> Classify<T, HttpError> for KindsApplied {
+        fn classify(&self, result: &Result<T, HttpError>) -> Outcome {
+            match result {
+                Ok(_) => Outcome::Success,
+                Err(_) => Outcome::Failure,
+            }
+        }
+        fn applies_kinds(&self) -> bool {
+            true
+        }
+    }
+
+    let client_error = ErrorKind::new("ClientError", |e: &HttpError| {
+        matches!(e, HttpError::Status(400..=499))
+    });
+    let b = registry(
+        Config::builder()
+            .minimum_number_of_calls(100)
+            .ignore_exceptions([client_error])
+            .build()
+            .unwrap(),
+    )
+    .breaker("described");
+    let _ = b.call_sync_with(&Described::new(), || Err::<(), _>(HttpError::Status(404)));
+    assert_eq!(
+        b.metrics().buffered_calls,
+        0,
+        "the configured ignore-exceptions apply on top of the default classification"
+    );
+    let _ = b.call_sync_with(&Described(KindsApplied), || {
+        Err::<(), _>(HttpError::Status(404))
+    });
+    assert_eq!(
+        (b.metrics().buffered_calls, b.metrics().failed_calls),
+        (1, 1),
+        "a classification that applied the kinds itself is taken as is"
+    );
+}
+
+/// A classifier's `Debug` text names its type; its predicates are closures, which have none.
+#[test]
+fn a_classifier_debugs_as_its_type() {
+    let classify = Classifier::new().ignore(|e: &HttpError| *e == HttpError::Timeout);
+    assert_eq!(format!("{classify:?}"), "Classifier { .. }");
 }

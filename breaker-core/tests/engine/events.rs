@@ -419,3 +419,66 @@ fn forced_open_publishes_not_permitted_for_each_refused_call() {
     );
     assert_eq!(breaker.metrics().not_permitted_calls, 2);
 }
+
+/// [`Described`](breaker_core::Described) gives the listeners that asked for error texts the
+/// `Display` text of an error type the breaker does not know; without it, the type's name
+/// alone.
+#[test]
+fn a_described_call_carries_its_errors_display_text() {
+    #[derive(Debug)]
+    struct Refused;
+    impl std::fmt::Display for Refused {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("the peer refused the connection")
+        }
+    }
+    let (_clock, registry) = manual_registry(Config::default());
+    let b = registry.breaker("texts-described");
+    let texts = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&texts);
+    let _s = b.subscribe_with_error_texts(move |e| {
+        if let Some(error) = e.error() {
+            sink.lock().unwrap().push(error.text().map(str::to_owned));
+        }
+    });
+    let _ = b.call_sync_with(&breaker_core::Described::new(), || Err::<(), _>(Refused));
+    let _ = b.call_sync(|| Err::<(), _>(Refused));
+    assert_eq!(
+        *texts.lock().unwrap(),
+        [Some("the peer refused the connection".to_owned()), None]
+    );
+}
+
+/// Each CLOSED call's event carries the breaker's metrics as they are right after the call:
+/// no rate below the minimum number of calls, the window's counts and rates from then on.
+#[test]
+fn a_closed_calls_event_carries_the_metrics_after_it() {
+    let (_clock, registry) = manual_registry(
+        Config::builder()
+            .sliding_window_size(4)
+            .minimum_number_of_calls(3)
+            .failure_rate_threshold(75.0)
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("closed-call-metrics");
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&heard);
+    let _sub = b.subscribe(move |e| {
+        if matches!(
+            e.kind(),
+            EventKind::Success { .. } | EventKind::Error { .. }
+        ) {
+            sink.lock().unwrap().push(e.metrics());
+        }
+    });
+    let mut after = Vec::new();
+    for ok in [true, false, true, false] {
+        let _ = b.call_sync(|| if ok { Ok(()) } else { Err(()) });
+        after.push(b.metrics());
+    }
+    assert_eq!(b.state(), State::Closed);
+    assert_eq!(after[1].failure_rate, None, "below the minimum");
+    assert_eq!(after[3].failure_rate, Some(50.0));
+    assert_eq!(*heard.lock().unwrap(), after);
+}

@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod accessors;
 mod backoff;
 mod bulkhead;
 mod bulkhead_registry;
