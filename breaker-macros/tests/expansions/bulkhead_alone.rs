@@ -59,9 +59,7 @@ impl Client {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(fetch("7")).unwrap(), "7");
     assert_eq!(read("/a").unwrap(), "/a");
     assert_eq!(rt.block_on(with_fallback(&[1, 2])).unwrap(), 1);

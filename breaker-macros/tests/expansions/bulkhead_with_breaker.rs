@@ -60,9 +60,7 @@ fn assert_send<T: Send>(t: T) -> T {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(assert_send(breaker_first(1))).unwrap(), 1);
     assert_eq!(bulkhead_first(2).unwrap(), 2);
     let tenant = Tenant { id: 3 };

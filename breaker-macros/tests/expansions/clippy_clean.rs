@@ -32,9 +32,7 @@ pub fn get_sync(id: u32) -> Result<u32, std::io::Error> {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(get(1)).unwrap(), 1);
     assert_eq!(get_sync(1).unwrap(), 1);
 }

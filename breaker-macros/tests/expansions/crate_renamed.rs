@@ -29,8 +29,6 @@ async fn fetch(n: u8) -> Result<u8, std::io::Error> {
 #[test]
 fn compiles_and_runs() {
     assert_eq!(get(1).unwrap(), 1);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(fetch(2)).unwrap(), 2);
 }

@@ -16,9 +16,6 @@ async fn fallback(id: &str, _err: CallError<ProductError>) -> Result<String, Pro
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(invoke_product_api("7")).unwrap(), "product 7");
 }

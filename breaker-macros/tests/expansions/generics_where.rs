@@ -50,9 +50,7 @@ where
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(render([1, 2, 3])).unwrap(), "1,2,3");
     assert_eq!(first(&[1, 2], "none").unwrap(), 1);
     assert!(first::<u8, _>(&[], "none").is_err());

@@ -25,9 +25,7 @@ fn total(values: impl IntoIterator<Item = u32>) -> Result<u32, std::io::Error> {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(greet("ab", 2u8)).unwrap(), "abab");
     assert_eq!(total(vec![1, 2, 3]).unwrap(), 6);
 }

@@ -39,9 +39,7 @@ fn compiles_and_runs() {
     assert_eq!(names("a,b").unwrap().count(), 2);
     assert_eq!(names("").unwrap().count(), 0);
     assert_eq!(evens(5).unwrap().collect::<Vec<_>>(), [0, 2, 4]);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     let (a, b) = rt.block_on(label(1)).unwrap();
     assert_eq!(format!("{a} {}", b[0]), "1 2");
 }

@@ -20,8 +20,6 @@ async fn fetch(n: u8) -> ApiResult<u8> {
 #[test]
 fn compiles_and_runs() {
     assert_eq!(read(1).unwrap(), 1);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(fetch(2)).unwrap(), 2);
 }

@@ -14,9 +14,7 @@ fn for_tenant(tenant: &str) -> Result<usize, std::io::Error> {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     let provider = String::from("openai");
     assert_eq!(
         rt.block_on(complete(&provider, "hi")).unwrap(),

@@ -33,9 +33,7 @@ fn for_tenant(tenant: u32) -> Result<u32, std::io::Error> {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(
         rt.block_on(Llm.complete("openai", "gpt", "hi".into()))
             .unwrap(),

@@ -43,8 +43,6 @@ fn compiles_and_runs() {
     let p = Parser { source: "a b c" };
     assert_eq!(p.word(1, " ").unwrap(), "b");
     assert_eq!(p.word(9, " ").unwrap(), "a b c");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(longest("ab", "c")).unwrap(), "ab");
 }

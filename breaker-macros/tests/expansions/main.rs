@@ -35,3 +35,11 @@ mod predicates;
 mod question_mark;
 mod retry_stack;
 mod type_shadowing;
+
+/// The runtime each async shape's test runs its calls on: one thread, time and I/O enabled.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}

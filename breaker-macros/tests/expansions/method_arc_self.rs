@@ -40,9 +40,7 @@ impl Service {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     let svc = Arc::new(Service { name: "svc".into() });
     assert_eq!(rt.block_on(svc.clone().call(1)).unwrap(), "svc 1 svc");
     assert_eq!(svc.call_sync(2).unwrap(), "svc by path 2");

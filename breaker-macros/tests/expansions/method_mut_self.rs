@@ -42,8 +42,6 @@ fn compiles_and_runs() {
     let mut c = Counter { calls: 0 };
     assert_eq!(c.bump(1).unwrap(), 1);
     assert_eq!(c.bump(2).unwrap(), 302);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(c.bump_async(1)).unwrap(), 5);
 }

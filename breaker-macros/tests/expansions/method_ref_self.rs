@@ -49,9 +49,7 @@ impl Catalog {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     let catalog = Catalog {
         prefix: "p-".into(),
     };

@@ -29,9 +29,7 @@ async fn consume(items: Vec<String>, mut sep: String) -> Result<String, std::io:
 #[test]
 fn compiles_and_runs() {
     assert_eq!(push_all(vec![1], 1).unwrap(), [1, 2, 20]);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(
         rt.block_on(consume(vec!["a".into(), "b".into()], ",".into()))
             .unwrap(),

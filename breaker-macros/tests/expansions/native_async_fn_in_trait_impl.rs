@@ -33,9 +33,7 @@ impl Http {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(Http.get(3)).unwrap(), "cached 3");
     Http.ping().unwrap();
 }

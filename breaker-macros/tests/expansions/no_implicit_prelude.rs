@@ -30,9 +30,7 @@ mod guarded {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = ::tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     ::std::assert_eq!(rt.block_on(guarded::get(1)).unwrap(), 1);
     ::std::assert_eq!(guarded::get_sync(1).unwrap(), 1);
 }

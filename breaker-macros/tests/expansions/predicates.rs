@@ -60,9 +60,7 @@ fn fallback(status: u16, _err: CallError<HttpError>) -> Result<u16, HttpError> {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(call(503)).unwrap().status, 503);
     assert!(matches!(
         rt.block_on(call(404)),

@@ -46,9 +46,7 @@ fn parse_one(a: &str) -> Result<u32, AppError> {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(parse_sum("1", "2")).unwrap(), 3);
     assert!(matches!(
         rt.block_on(parse_sum("x", "2")),

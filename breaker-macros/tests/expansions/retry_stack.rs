@@ -79,10 +79,7 @@ fn assert_send<T: Send>(t: T) -> T {
 
 #[test]
 fn compiles_and_runs() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = crate::runtime();
     assert_eq!(rt.block_on(assert_send(alone("7"))).unwrap(), 200);
     assert!(alone_sync("/nonexistent").is_err());
     assert_eq!(rt.block_on(assert_send(all_three(1))).unwrap(), 1);
