@@ -465,7 +465,8 @@ fn last_line(text: &str) -> u32 {
     let breaks =
         text.matches('\n').count() + text.matches('\r').count() - text.matches("\r\n").count();
     let ended = usize::from(text.ends_with(['\n', '\r']));
-    u32::try_from((breaks + 1 - ended).max(1)).unwrap_or(u32::MAX)
+    // `ended` is 1 only when there is a break, so this is at least 1.
+    u32::try_from(breaks + 1 - ended).unwrap_or(u32::MAX)
 }
 
 fn line_of(line: usize) -> u32 {
