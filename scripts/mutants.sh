@@ -35,8 +35,10 @@ CORE_FILES=(
 )
 MACRO_FILES=('breaker-macros/src/expand.rs')
 
+# Each group's tests and timeout. The core's timeout is 3x the unmutated run's (at least 60 s:
+# a mutant that makes a wait endless is a timeout, counted apart from caught ones).
 CORE_TESTS=(--test-package breaker-core --cargo-arg=--lib --cargo-arg=--test=engine
-    --cargo-arg=--test=metrics --cargo-arg=--test=config)
+    --cargo-arg=--test=metrics --cargo-arg=--test=config --timeout-multiplier 3)
 # cargo-mutants builds and tests its unmutated baseline in the mutated package itself
 # (breaker-macros), whatever --test-package says, and breaker-macros has no `attribute` test:
 # the macro group skips the baseline and sets its timeout (the attribute tests run in seconds).
@@ -69,28 +71,37 @@ files_args() {
     for glob in "$@"; do printf -- '-f\n%s\n' "$glob"; done
 }
 
-# run GROUP EXTRA_ARGS -- : runs cargo-mutants over one group with the extra arguments.
+# run_group GROUP OUT ARGS...: runs cargo-mutants over one group (core or macro), its results
+# in OUT (none with an empty OUT), with the extra arguments ARGS.
 run_group() {
     local group=$1 out=$2
     shift 2
-    local files tests timeout=(--timeout-multiplier 3)
+    local files tests
     if [ "$group" = core ]; then
         mapfile -t files < <(files_args "${CORE_FILES[@]}")
         tests=("${CORE_TESTS[@]}")
     else
         mapfile -t files < <(files_args "${MACRO_FILES[@]}")
         tests=("${MACRO_TESTS[@]}")
-        timeout=()
     fi
-    # The test set: the packages in $tests; every mutant built once with the mutants profile,
-    # then its tests run by nextest, which runs every binary's tests side by side and stops at
-    # the first failure (most mutants are caught within seconds), with a timeout of 3x the
-    # unmutated run's (at least 60 s: a mutant that makes a wait endless is a timeout, counted
-    # apart from caught ones). MUTANTS_JOBS mutants are built and tested at once (default 1).
+    # Every mutant built once with the mutants profile, then its tests run by nextest, which
+    # runs every binary's tests side by side and stops at the first failure (most mutants are
+    # caught within seconds). MUTANTS_JOBS mutants are built and tested at once (default 1).
     cargo mutants --workspace "${files[@]}" --all-features --profile mutants --no-shuffle \
-        --test-tool nextest --jobs "${MUTANTS_JOBS:-1}" \
-        "${timeout[@]}" --minimum-test-timeout 60 \
+        --test-tool nextest --jobs "${MUTANTS_JOBS:-1}" --minimum-test-timeout 60 \
         ${out:+--output "$out"} "$@" "${tests[@]}"
+}
+
+# each_group NAME ARGS...: runs both groups with ARGS, the results in target/mutants/<group>-NAME;
+# fails if either run did (a missed mutant makes cargo-mutants fail).
+each_group() {
+    local name=$1 group status=0
+    shift
+    for group in core macro; do
+        mkdir -p "target/mutants/$group-$name"
+        run_group "$group" "target/mutants/$group-$name" "$@" || status=$?
+    done
+    return "$status"
 }
 
 # Sums caught, missed, timeout and unviable over every mutants.out under target/mutants/.
@@ -114,30 +125,17 @@ case "${1:-}" in
 --shard)
     [ $# -eq 2 ] || usage
     install
-    shard=$2
-    for group in core macro; do
-        out=target/mutants/$group-${shard/\//of}
-        mkdir -p "$out"
-        run_group "$group" "$out" --shard "$shard" || true
-    done
+    each_group "${2/\//of}" --shard "$2" || true
     sum
     ;;
 --in-diff)
     [ $# -eq 2 ] || usage
     install
-    for group in core macro; do
-        out=target/mutants/$group-diff
-        mkdir -p "$out"
-        run_group "$group" "$out" --in-diff "$2"
-    done
+    each_group diff --in-diff "$2"
     ;;
 "")
     install
-    for group in core macro; do
-        out=target/mutants/$group-all
-        mkdir -p "$out"
-        run_group "$group" "$out" || true
-    done
+    each_group all || true
     sum
     ;;
 *) usage ;;
