@@ -10,6 +10,8 @@
 #   bash scripts/mutants.sh --in-diff D      # only the mutants in the lines a diff touches
 #   bash scripts/mutants.sh --sum            # sums the slices' results under target/mutants/
 #
+# MUTANTS_GROUPS="macro" (or "core") runs one group only, to run a group's slice again.
+#
 # Two groups, each with the tests that can see its code: breaker-core's files against the
 # crate's own unit tests and its engine, metrics and config test binaries (its doctests, the
 # Redis and allocation binaries are left out: slower, and they test nothing these files decide
@@ -97,7 +99,8 @@ run_group() {
 each_group() {
     local name=$1 group status=0
     shift
-    for group in core macro; do
+    for group in ${MUTANTS_GROUPS:-core macro}; do
+        case $group in core | macro) ;; *) echo "MUTANTS_GROUPS: unknown group $group" >&2; return 2 ;; esac
         mkdir -p "target/mutants/$group-$name"
         run_group "$group" "target/mutants/$group-$name" "$@" || status=$?
     done
