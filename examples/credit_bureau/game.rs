@@ -4,12 +4,18 @@
 
 #[path = "bureau.rs"]
 pub(crate) mod bureau;
+#[path = "fleet.rs"]
+pub(crate) mod fleet;
+#[path = "fleet_picture.rs"]
+pub(crate) mod fleet_picture;
 #[path = "loan.rs"]
 pub(crate) mod loan;
 #[path = "picture.rs"]
 pub(crate) mod picture;
 #[path = "queue.rs"]
 pub(crate) mod queue;
+#[path = "service.rs"]
+pub(crate) mod service;
 #[path = "wire.rs"]
 pub(crate) mod wire;
 
