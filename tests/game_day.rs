@@ -63,7 +63,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use axum::http::{header, StatusCode};
 use breaker::{BulkheadEventKind, EventKind, ManualClock, Registry, State};
 use game::loan::{Application, BureauError, CreditCheck, FallbackCause};
-use game::queue::ReviewQueue;
+use game::store::{ReviewQueue, ScoreCache, StoreConfig};
 use game::{Outcome, Report, RetryMode};
 use tokio::time::Instant;
 
@@ -106,6 +106,14 @@ impl Drop for TempFile {
 /// A fresh path in the temp dir for a queue file, removed when dropped.
 fn temp_queue(label: &str) -> TempFile {
     temp_file(label, "log")
+}
+
+/// The embedded default stores, with the queue in `queue`'s file.
+fn file_stores(queue: &TempFile) -> StoreConfig {
+    StoreConfig {
+        queue_path: Some(queue.0.clone()),
+        ..StoreConfig::default()
+    }
 }
 
 /// A fresh path in the temp dir, removed when dropped.
@@ -480,7 +488,7 @@ fn check_day(report: &Report, told: &Told, label: &str) {
     assert_eq!(report.unavailable, 0, "queue writes failed");
     // ... and the queue file holds exactly the ones answered 202.
     assert!(report.queued > 0, "the brownout queued nothing: {report}");
-    assert_eq!(report.queue_lines as u64, report.queued);
+    assert_eq!(report.queue_rows as u64, report.queued);
     assert!(
         report.queue_matches,
         "queue file differs from the 202 answers"
@@ -603,7 +611,7 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
         workers: 200,
         bulkhead: true,
         retry: RetryMode::None,
-        queue_path: queue.0.clone(),
+        stores: file_stores(&queue),
         paused_clock: true,
     };
     let (report, told) = run_day(&options).await;
@@ -633,7 +641,7 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     let unbounded_queue = temp_queue("run");
     let unbounded = game::Options {
         bulkhead: false,
-        queue_path: unbounded_queue.0.clone(),
+        stores: file_stores(&unbounded_queue),
         ..options.clone()
     };
     let (report, told) = run_day(&unbounded).await;
@@ -650,7 +658,7 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     let scaled_queue = temp_queue("scaled");
     let scaled = game::Options {
         workers: 2,
-        queue_path: scaled_queue.0.clone(),
+        stores: file_stores(&scaled_queue),
         ..unbounded
     };
     let (report, told) = run_day(&scaled).await;
@@ -681,7 +689,7 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     let option_a_queue = temp_queue("option_a");
     let (option_a, told) = run_day(&game::Options {
         retry: RetryMode::OptionA,
-        queue_path: option_a_queue.0.clone(),
+        stores: file_stores(&option_a_queue),
         ..options.clone()
     })
     .await;
@@ -689,7 +697,7 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     let budget_queue = temp_queue("budget");
     let (budgeted, told) = run_day(&game::Options {
         retry: RetryMode::Budget,
-        queue_path: budget_queue.0.clone(),
+        stores: file_stores(&budget_queue),
         ..options.clone()
     })
     .await;
@@ -775,7 +783,12 @@ async fn answers_that_are_not_credit_reports_are_named_errors() {
     let check = CreditCheck::new(
         addr,
         Duration::from_secs(5),
-        ReviewQueue::open(&queue.0).expect("a queue file"),
+        ReviewQueue::open(&file_stores(&queue))
+            .await
+            .expect("a queue file"),
+        ScoreCache::open(&StoreConfig::default())
+            .await
+            .expect("a cache in memory"),
     )
     .expect("a client");
     let protocol = |result: Result<u32, BureauError>| match result {
@@ -807,7 +820,12 @@ async fn answers_that_are_not_credit_reports_are_named_errors() {
     let nowhere = CreditCheck::new(
         gone_addr,
         Duration::from_secs(5),
-        ReviewQueue::open(&queue.0).expect("a queue file"),
+        ReviewQueue::open(&file_stores(&queue))
+            .await
+            .expect("a queue file"),
+        ScoreCache::open(&StoreConfig::default())
+            .await
+            .expect("a cache in memory"),
     )
     .expect("a client");
     match nowhere.get_report(&get("tx-1")).await {
