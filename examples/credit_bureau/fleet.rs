@@ -540,11 +540,20 @@ async fn fresh_database(url: &str, db: &str) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot connect to PostgreSQL to create {db}: {e}"))?;
     let connection = tokio::spawn(connection);
-    let sql = format!("DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}");
-    let done = client
-        .batch_execute(&sql)
-        .await
-        .map_err(|e| format!("cannot create the database {db}: {e}"));
+    // Two statements: a multi-statement batch is one transaction, which neither may run in.
+    let mut done = Ok(());
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {db}"),
+        format!("CREATE DATABASE {db}"),
+    ] {
+        if let Err(e) = client.batch_execute(&sql).await {
+            let why = e
+                .as_db_error()
+                .map_or_else(|| e.to_string(), |db| db.message().to_owned());
+            done = Err(format!("cannot create the database {db}: {sql}: {why}"));
+            break;
+        }
+    }
     drop(client);
     let _ = connection.await;
     done
@@ -552,7 +561,7 @@ async fn fresh_database(url: &str, db: &str) -> Result<(), String> {
 
 /// How long the replicas are given to come up before the script starts. They usually take
 /// well under a second; one that takes longer only shortens the healthy phase it sees.
-const LAUNCH_ALLOWANCE: Duration = Duration::from_secs(3);
+const LAUNCH_ALLOWANCE: Duration = Duration::from_secs(1);
 
 /// What starts a replica process of a run.
 #[derive(Clone, Debug)]

@@ -31,7 +31,7 @@ const TITLE_HEIGHT: f64 = 40.0;
 const SCRIPT_HEIGHT: f64 = 22.0;
 const BAND_HEIGHT: f64 = 24.0;
 const BAND_GAP: f64 = 8.0;
-const AXIS_HEIGHT: f64 = 44.0;
+const AXIS_HEIGHT: f64 = 72.0;
 const FIGURES_HEIGHT: f64 = 40.0;
 const PANEL_GAP: f64 = 30.0;
 
@@ -219,16 +219,21 @@ fn panel(out: &mut String, run: &FleetRun, top: f64) {
         let mut state = State::Closed;
         let mut from = replica.offset_ms;
         let mut cause = "start".to_owned();
+        let mut told = "the replica started".to_owned();
         let mut segments = Vec::new();
         for t in &replica.report.transitions {
             let at = replica.offset_ms + t.at_ms;
-            segments.push((state, from, at, cause.clone()));
+            segments.push((state, from, at, cause.clone(), told.clone()));
             state = state_named(&t.to);
             from = at;
             cause.clone_from(&t.cause);
+            told = format!(
+                "entered ({}) after {} recorded calls, {} failed, {} slow, {} bureau requests",
+                t.cause, t.recorded_calls, t.failed_calls, t.slow_calls, t.bureau_requests
+            );
         }
-        segments.push((state, from, end.max(from), cause));
-        for (state, from, to, cause) in segments {
+        segments.push((state, from, end.max(from), cause, told));
+        for (state, from, to, cause, told) in segments {
             let (fill, _) = state_colours(state);
             let _ = writeln!(
                 out,
@@ -239,7 +244,7 @@ fn panel(out: &mut String, run: &FleetRun, top: f64) {
                 (x(to) - x(from)).max(0.0),
                 escape(&cause),
                 escape(&format!(
-                    "{}: {state} from {from:.0} ms to {to:.0} ms (entered: {cause})",
+                    "{}: {state} from {from:.0} ms to {to:.0} ms; {told}",
                     replica.name
                 ))
             );
@@ -264,7 +269,11 @@ fn panel(out: &mut String, run: &FleetRun, top: f64) {
     }
 
     // The restart and Redis's death.
+    // Each marker's label on a row of its own under the bands, so that close markers' labels
+    // do not overlap.
+    let mut row = 0.0;
     let mut marker = |class: &str, at: f64, colour: &str, text: &str| {
+        row += 1.0;
         let _ = writeln!(
             out,
             "<g class=\"{class}\" data-at-ms=\"{at:.1}\"><line x1=\"{0:.1}\" y1=\"{1:.1}\" x2=\"{0:.1}\" y2=\"{2:.1}\" \
@@ -274,7 +283,7 @@ fn panel(out: &mut String, run: &FleetRun, top: f64) {
             bands_top - BAND_GAP,
             bands_bottom,
             x(at) + 3.0,
-            bands_bottom + 10.0,
+            bands_bottom + 12.0 * row,
             escape(text)
         );
     };
@@ -292,7 +301,7 @@ fn panel(out: &mut String, run: &FleetRun, top: f64) {
                 "restart",
                 replica.offset_ms,
                 RESTART_COLOUR,
-                &format!("{} up", replica.name),
+                &format!("{} started", replica.name),
             );
         }
     }
@@ -301,7 +310,7 @@ fn panel(out: &mut String, run: &FleetRun, top: f64) {
     }
 
     // The time axis.
-    let axis = bands_bottom + 14.0;
+    let axis = bands_bottom + 42.0;
     let seconds = domain / 1000.0;
     let step = nice_step(seconds / 10.0);
     let mut tick = 0.0;

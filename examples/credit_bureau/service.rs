@@ -176,6 +176,10 @@ pub(crate) struct ReplicaTransition {
     pub(crate) bureau_requests: u64,
     /// Calls the breaker had recorded (successes and failures) by then: its local evidence.
     pub(crate) recorded_calls: u64,
+    /// Of those, the failures.
+    pub(crate) failed_calls: u64,
+    /// Of those, the slow ones (longer than `slow-call-duration-threshold`).
+    pub(crate) slow_calls: u64,
 }
 
 /// How the replica's answers ended.
@@ -503,8 +507,11 @@ async fn serve(options: ReplicaOptions) -> Result<(), String> {
 
     let transitions = Arc::new(Mutex::new(Vec::new()));
     let recorded = Arc::new(AtomicU64::new(0));
+    let (failed, slow) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let slow_threshold = breaker.config().slow_call_duration_threshold();
     let subscription = {
         let (transitions, recorded, check) = (transitions.clone(), recorded.clone(), check.clone());
+        let (failed, slow) = (failed.clone(), slow.clone());
         breaker.subscribe(move |event| match event.kind() {
             EventKind::StateTransition { from, to } => lock(&transitions).push(ReplicaTransition {
                 at_ms: start.elapsed().as_secs_f64() * 1000.0,
@@ -515,9 +522,17 @@ async fn serve(options: ReplicaOptions) -> Result<(), String> {
                     .map_or_else(|| "unknown".to_owned(), |c| format!("{c:?}")),
                 bureau_requests: check.stats().sockets_opened.load(Ordering::SeqCst),
                 recorded_calls: recorded.load(Ordering::SeqCst),
+                failed_calls: failed.load(Ordering::SeqCst),
+                slow_calls: slow.load(Ordering::SeqCst),
             }),
-            EventKind::Success { .. } | EventKind::Error { .. } => {
+            EventKind::Success { elapsed } | EventKind::Error { elapsed } => {
                 recorded.fetch_add(1, Ordering::SeqCst);
+                if matches!(event.kind(), EventKind::Error { .. }) {
+                    failed.fetch_add(1, Ordering::SeqCst);
+                }
+                if elapsed > slow_threshold {
+                    slow.fetch_add(1, Ordering::SeqCst);
+                }
             }
             _ => {}
         })
