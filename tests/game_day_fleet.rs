@@ -47,7 +47,7 @@ use axum::http::header::CONTENT_TYPE;
 use game::bureau::{self, Behaviour, Bureau, Phase, Script};
 use game::fleet::postgres_server::PostgresServer;
 use game::fleet::redis_server::RedisServer;
-use game::fleet::{spawn_replica, FleetOptions, FleetRun, Mode, MINIMUM_CALLS};
+use game::fleet::{FleetOptions, FleetRun, Mode, ReplicaCommand, MINIMUM_CALLS};
 use game::service::{ReplicaReport, APPLICATIONS, CREDIT_SOURCE, FROM_BUREAU, REPORT};
 use game::store::{QUEUED, QUEUE_TABLE};
 use game::wire::Wire;
@@ -133,17 +133,17 @@ fn replica(
     postgres: &PostgresServer,
     redis: &RedisServer,
 ) -> Replica {
-    let (child, listening, _) = spawn_replica(
-        &example_binary(),
-        name,
-        bureau,
-        &postgres.url(),
-        &redis.url(),
-        false,
-        1.0,
-        &log_dir(name),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let command = ReplicaCommand {
+        exe: example_binary(),
+        postgres_url: postgres.url(),
+        redis_url: redis.url(),
+        hint: false,
+        scale: 1.0,
+        log_dir: log_dir(name),
+    };
+    let (child, listening) = command
+        .spawn(name, bureau)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(listening.replica, name);
     assert!(
         listening.queue.contains("PostgreSQL") && listening.cache.contains("Redis"),
@@ -231,7 +231,11 @@ async fn a_replica_answers_as_the_contract_says() {
 
     // Bodies that are not applications: the answer says what was wrong.
     for (body, status, says) in [
-        ("{\"application_id\": \"app-3\"", StatusCode::BAD_REQUEST, ""),
+        (
+            "{\"application_id\": \"app-3\"",
+            StatusCode::BAD_REQUEST,
+            "",
+        ),
         (
             "{\"application_id\": \"app-3\"}",
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -363,13 +367,20 @@ fn nothing_lost_and_no_hint_against_local_evidence(run: &FleetRun) {
         "the 202s equal SELECT count(*), but for rows of replicas that died:\n{run}"
     );
     assert!(a.queued > 0, "the outage queued applications:\n{run}");
-    assert!(a.bureau > 0, "the bureau answered outside the outage:\n{run}");
+    assert!(
+        a.bureau > 0,
+        "the bureau answered outside the outage:\n{run}"
+    );
     assert!(
         run.hint_violations().is_empty(),
         "no hint closed a breaker or re-opened one against local evidence: {:?}\n{run}",
         run.hint_violations()
     );
-    assert_eq!(run.replicas.len(), 4, "three replicas and the restarted one:\n{run}");
+    assert_eq!(
+        run.replicas.len(),
+        4,
+        "three replicas and the restarted one:\n{run}"
+    );
     for r in run.replicas.iter().filter(|r| !r.restarted) {
         assert!(
             r.report.transitions.iter().all(|t| t.cause != "Hint"),
@@ -377,7 +388,11 @@ fn nothing_lost_and_no_hint_against_local_evidence(run: &FleetRun) {
             r.name
         );
     }
-    let killed: Vec<_> = run.replicas.iter().filter(|r| r.killed_ms.is_some()).collect();
+    let killed: Vec<_> = run
+        .replicas
+        .iter()
+        .filter(|r| r.killed_ms.is_some())
+        .collect();
     assert_eq!(killed.len(), 1, "one replica was killed:\n{run}");
     let restarted = run.restarted().expect("a restarted replica");
     let (outage_start, outage_end) = run.outage_ms;
@@ -393,7 +408,11 @@ fn nothing_lost_and_no_hint_against_local_evidence(run: &FleetRun) {
 fn opened_on_its_own_evidence(run: &FleetRun) -> u64 {
     let restarted = run.restarted().expect("a restarted replica");
     assert!(
-        restarted.report.transitions.iter().all(|t| t.cause != "Hint"),
+        restarted
+            .report
+            .transitions
+            .iter()
+            .all(|t| t.cause != "Hint"),
         "{run}"
     );
     let open = (restarted.first_open(run.outage_ms.0))
@@ -529,7 +548,10 @@ fn the_picture_draws_every_replica_as_it_ran(runs: &[FleetRun], html: &str) {
     assert_eq!(drawn.len(), runs.len());
     for (run, g) in runs.iter().zip(&drawn) {
         assert_eq!(g.attribute("data-mode"), Some(run.mode.key()));
-        let bands: Vec<_> = g.descendants().filter(|n| class(n, "replica-band")).collect();
+        let bands: Vec<_> = g
+            .descendants()
+            .filter(|n| class(n, "replica-band"))
+            .collect();
         assert_eq!(bands.len(), run.replicas.len());
         for (replica, band) in run.replicas.iter().zip(&bands) {
             assert_eq!(band.attribute("data-replica"), Some(replica.name.as_str()));
@@ -576,12 +598,12 @@ fn the_picture_draws_every_replica_as_it_ran(runs: &[FleetRun], html: &str) {
         let up = run.restarted().expect("a restarted replica").offset_ms;
         assert_eq!(restarts.len(), 2);
         assert!((restarts[0] - killed).abs() < 0.1 && (restarts[1] - up).abs() < 0.1);
-        let redis_marks = g
-            .descendants()
-            .filter(|n| class(n, "redis-killed"))
-            .count();
+        let redis_marks = g.descendants().filter(|n| class(n, "redis-killed")).count();
         assert_eq!(redis_marks, usize::from(run.mode == Mode::RedisKilled));
     }
-    let modes: BTreeSet<&str> = drawn.iter().filter_map(|g| g.attribute("data-mode")).collect();
+    let modes: BTreeSet<&str> = drawn
+        .iter()
+        .filter_map(|g| g.attribute("data-mode"))
+        .collect();
     assert_eq!(modes.len(), 3);
 }

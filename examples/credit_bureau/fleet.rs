@@ -39,7 +39,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -194,10 +194,7 @@ impl ReplicaRun {
     }
 
     /// The transition that first opened the breaker in the outage, if any.
-    pub(crate) fn first_open(
-        &self,
-        outage_start_ms: f64,
-    ) -> Option<&service::ReplicaTransition> {
+    pub(crate) fn first_open(&self, outage_start_ms: f64) -> Option<&service::ReplicaTransition> {
         self.report
             .transitions
             .iter()
@@ -219,7 +216,10 @@ impl ReplicaRun {
             }
             by_hint += 1;
             if t.from != "CLOSED" || t.to != "OPEN" {
-                found.push(format!("{}: a hint moved {} -> {}", self.name, t.from, t.to));
+                found.push(format!(
+                    "{}: a hint moved {} -> {}",
+                    self.name, t.from, t.to
+                ));
             }
             if i > 0 {
                 found.push(format!(
@@ -309,7 +309,10 @@ impl FleetRun {
     /// answer, then answered otherwise (from the cache) by the replica they were sent to again.
     /// Always among [`Self::resent`].
     pub(crate) fn rows_without_202(&self) -> BTreeSet<String> {
-        self.rows.difference(&self.answered_queued).cloned().collect()
+        self.rows
+            .difference(&self.answered_queued)
+            .cloned()
+            .collect()
     }
 
     /// The rows counted by status, as one number.
@@ -438,18 +441,49 @@ impl Drop for Process {
     }
 }
 
-/// Starts `EXE replica ...` and waits for its [`Listening`] line. The replica's stderr goes to
-/// a file in `log_dir`, whose end the error quotes if the replica does not come up.
-pub(crate) fn spawn_replica(
-    exe: &Path,
+/// How to start a replica process: `EXE replica --postgres URL --redis URL --hint on|off
+/// --scale S`, its stderr in a file of `log_dir`.
+#[derive(Clone, Debug)]
+pub(crate) struct ReplicaCommand {
+    /// The `credit_bureau` binary.
+    pub(crate) exe: PathBuf,
+    /// The queue's PostgreSQL.
+    pub(crate) postgres_url: String,
+    /// The cache's (and the hint's) Redis.
+    pub(crate) redis_url: String,
+    /// Whether the replica runs the hint.
+    pub(crate) hint: bool,
+    /// The time scale.
+    pub(crate) scale: f64,
+    /// Where its stderr goes (`{name}.log`).
+    pub(crate) log_dir: PathBuf,
+}
+
+impl ReplicaCommand {
+    /// Starts the replica `name` against the bureau at `bureau` and waits for its
+    /// [`Listening`] line. If it does not come up, the error quotes the end of its stderr.
+    pub(crate) fn spawn(
+        &self,
+        name: &str,
+        bureau: SocketAddr,
+    ) -> Result<(Child, Listening), String> {
+        spawn_replica(self, name, bureau)
+    }
+}
+
+fn spawn_replica(
+    command: &ReplicaCommand,
     name: &str,
     bureau: SocketAddr,
-    postgres_url: &str,
-    redis_url: &str,
-    hint: bool,
-    scale: f64,
-    log_dir: &Path,
-) -> Result<(Child, Listening, PathBuf), String> {
+) -> Result<(Child, Listening), String> {
+    let ReplicaCommand {
+        exe,
+        postgres_url,
+        redis_url,
+        hint,
+        scale,
+        log_dir,
+    } = command;
     if !exe.is_file() {
         return Err(format!(
             "the credit_bureau example binary is not at {}: build it first \
@@ -458,15 +492,15 @@ pub(crate) fn spawn_replica(
         ));
     }
     let log = log_dir.join(format!("{name}.log"));
-    let stderr = std::fs::File::create(&log)
-        .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let stderr =
+        std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     let mut child = Command::new(exe)
         .arg("replica")
         .args(["--name", name])
         .args(["--bureau", &format!("http://{bureau}")])
         .args(["--postgres", postgres_url])
         .args(["--redis", redis_url])
-        .args(["--hint", if hint { "on" } else { "off" }])
+        .args(["--hint", if *hint { "on" } else { "off" }])
         .args(["--scale", &scale.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -495,7 +529,7 @@ pub(crate) fn spawn_replica(
     };
     match read {
         Ok(n) if n > 0 => match serde_json::from_str::<Listening>(line.trim()) {
-            Ok(listening) => Ok((child, listening, log)),
+            Ok(listening) => Ok((child, listening)),
             Err(e) => Err(failed(
                 format!("its first line is not the listening line ({e}): {line:?}"),
                 &mut child,
@@ -522,7 +556,9 @@ async fn read_report(http: &reqwest::Client, addr: SocketAddr) -> Result<Replica
 
 /// `url` with its database (the path) replaced by `db`.
 fn with_database(url: &str, db: &str) -> String {
-    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
     let scheme_end = base.find("://").map_or(0, |i| i + 3);
     let base = match base[scheme_end..].find('/') {
         Some(i) => &base[..scheme_end + i],
@@ -566,14 +602,9 @@ const LAUNCH_ALLOWANCE: Duration = Duration::from_secs(1);
 /// What starts a replica process of a run.
 #[derive(Clone, Debug)]
 struct Launcher {
-    exe: PathBuf,
-    log_dir: PathBuf,
-    postgres_url: String,
-    redis_url: String,
+    command: ReplicaCommand,
     /// The bureau's listener for each slot.
     bureaus: Vec<SocketAddr>,
-    hint: bool,
-    scale: f64,
 }
 
 impl Launcher {
@@ -582,22 +613,13 @@ impl Launcher {
     async fn launch(&self, name: String, slot: usize) -> Result<Process, String> {
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
-            let bureau = this.bureaus[slot];
-            spawn_replica(
-                &this.exe,
-                &name,
-                bureau,
-                &this.postgres_url,
-                &this.redis_url,
-                this.hint,
-                this.scale,
-                &this.log_dir,
-            )
-            .map(|(child, listening, _)| Process {
-                name,
-                child,
-                addr: listening.addr,
-            })
+            this.command
+                .spawn(&name, this.bureaus[slot])
+                .map(|(child, listening)| Process {
+                    name,
+                    child,
+                    addr: listening.addr,
+                })
         })
         .await
         .map_err(|e| format!("the replica's launch panicked: {e}"))?
@@ -776,9 +798,7 @@ pub(crate) async fn run(
 
     let script = Arc::new(script(options.scale));
     let total = script.total();
-    let outage_start = script
-        .first_start_of(Behaviour::Hanging)
-        .unwrap_or(total);
+    let outage_start = script.first_start_of(Behaviour::Hanging).unwrap_or(total);
     // The outage lasts from the brownout's start to the end of the last phase that is not
     // healthy (the 5xx).
     let mut outage_end = outage_start;
@@ -807,13 +827,15 @@ pub(crate) async fn run(
     let addrs: Vec<SocketAddr> = bureaus.iter().map(Bureau::addr).collect();
 
     let launcher = Launcher {
-        exe: options.exe.clone(),
-        log_dir: options.log_dir.clone(),
-        postgres_url: postgres_url.clone(),
-        redis_url: redis_url.clone(),
+        command: ReplicaCommand {
+            exe: options.exe.clone(),
+            postgres_url: postgres_url.clone(),
+            redis_url: redis_url.clone(),
+            hint: mode.hint(),
+            scale: options.scale,
+            log_dir: options.log_dir.clone(),
+        },
         bureaus: addrs,
-        hint: mode.hint(),
-        scale: options.scale,
     };
     // The replicas start side by side, while the bureau's clock waits for them (see
     // `LAUNCH_ALLOWANCE`).
@@ -961,13 +983,7 @@ pub(crate) async fn run(
             format!("tx-{sent:06}")
         };
         let id = format!("{}-{sent:06}", mode.key());
-        handlers.spawn(send(
-            http.clone(),
-            live.clone(),
-            sent as usize,
-            id,
-            tax_id,
-        ));
+        handlers.spawn(send(http.clone(), live.clone(), sent as usize, id, tax_id));
     }
     let mut answers = Answers::default();
     let (mut resent, mut answered_queued) = (BTreeSet::new(), BTreeSet::new());

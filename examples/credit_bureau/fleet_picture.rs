@@ -87,7 +87,11 @@ pub(crate) fn html(runs: &[FleetRun]) -> String {
          </style>\n</head>\n<body>\n",
         escape(&title)
     );
-    let height = TOP + runs.iter().map(|r| panel_height(r) + PANEL_GAP).sum::<f64>();
+    let height = TOP
+        + runs
+            .iter()
+            .map(|r| panel_height(r) + PANEL_GAP)
+            .sum::<f64>();
     let _ = writeln!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height:.0}\" \
@@ -249,7 +253,12 @@ fn panel(out: &mut String, run: &FleetRun, top: f64) {
                 ))
             );
         }
-        for t in replica.report.transitions.iter().filter(|t| t.cause == "Hint") {
+        for t in replica
+            .report
+            .transitions
+            .iter()
+            .filter(|t| t.cause == "Hint")
+        {
             let at = x(replica.offset_ms + t.at_ms);
             let _ = writeln!(
                 out,

@@ -139,7 +139,10 @@ impl ReplicaOptions {
 /// `http://127.0.0.1:PORT` (or `127.0.0.1:PORT`) as a socket address: the bureau is on this
 /// machine, and the client takes an address.
 fn parse_bureau(url: &str) -> Result<SocketAddr, String> {
-    let bare = url.strip_prefix("http://").unwrap_or(url).trim_end_matches('/');
+    let bare = url
+        .strip_prefix("http://")
+        .unwrap_or(url)
+        .trim_end_matches('/');
     bare.parse()
         .map_err(|e| format!("--bureau takes http://IP:PORT, not {url:?} ({e})"))
 }
@@ -376,7 +379,10 @@ async fn apply(
             );
         }
     };
-    for (field, value) in [("application_id", &body.application_id), ("tax_id", &body.tax_id)] {
+    for (field, value) in [
+        ("application_id", &body.application_id),
+        ("tax_id", &body.tax_id),
+    ] {
         if value.trim().is_empty() {
             replica.count(Counted::BadRequest);
             return error(
@@ -487,7 +493,10 @@ async fn serve(options: ReplicaOptions) -> Result<(), String> {
         // its own (every lookup a miss, so the fallback queues), as the fallback does when
         // Redis fails later.
         Err(e) => {
-            eprintln!("{}: {e}; starting with an empty in-process cache", options.name);
+            eprintln!(
+                "{}: {e}; starting with an empty in-process cache",
+                options.name
+            );
             let memory = StoreConfig {
                 redis_url: None,
                 ..options.store.clone()
