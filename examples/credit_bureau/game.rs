@@ -335,6 +335,8 @@ pub(crate) struct Report {
     pub(crate) queue_counts: BTreeMap<String, u64>,
     /// This run's application ids in the queue after the run.
     pub(crate) queue_rows: usize,
+    /// The ids of the applications answered 202.
+    pub(crate) queued_ids: BTreeSet<String>,
     /// Whether the queue holds exactly the applications answered 202, and its count of
     /// [`QUEUED`] rows added equals the 202 answers.
     pub(crate) queue_matches: bool,
@@ -853,6 +855,10 @@ pub(crate) struct Bucket {
     pub(crate) no_worker: u32,
     /// Requests the bureau received in this bucket (every attempt of a retried call is one).
     pub(crate) bureau_hits: u32,
+    /// Rows the queue holds with a time queued in this bucket (read from it after the run).
+    pub(crate) queue_rows: u32,
+    /// Cache hits counted in this bucket (read back from the cache after the run).
+    pub(crate) cache_hits: u32,
     /// The most workers busy at once in this bucket, as seen when each application arrived.
     pub(crate) most_busy: u32,
     /// The most requests to the bureau under way at once in this bucket (workers the bureau
@@ -870,6 +876,8 @@ impl Bucket {
             fallbacks: [0; FallbackCause::ALL.len()],
             no_worker: 0,
             bureau_hits: 0,
+            queue_rows: 0,
+            cache_hits: 0,
             most_busy: 0,
             most_held: 0,
             latency: Histogram::new(),
@@ -888,6 +896,8 @@ impl Bucket {
         }
         self.no_worker = self.no_worker.saturating_add(other.no_worker);
         self.bureau_hits = self.bureau_hits.saturating_add(other.bureau_hits);
+        self.queue_rows = self.queue_rows.saturating_add(other.queue_rows);
+        self.cache_hits = self.cache_hits.saturating_add(other.cache_hits);
         self.most_busy = self.most_busy.max(other.most_busy);
         self.most_held = self.most_held.max(other.most_held);
         self.latency.merge(&other.latency);
@@ -1299,6 +1309,14 @@ pub(crate) async fn run_on(
     for (bucket, hits) in timeline.buckets.iter_mut().zip(&served.per_second) {
         bucket.bureau_hits = *hits;
     }
+    // The queue's and the cache's own counts, with the same width from the same start.
+    let to_u32 = |n: &u64| u32::try_from(*n).unwrap_or(u32::MAX);
+    for (bucket, rows) in timeline.buckets.iter_mut().zip(&queue_rows_per_bucket) {
+        bucket.queue_rows = to_u32(rows);
+    }
+    for (bucket, hits) in timeline.buckets.iter_mut().zip(&cache_hits_per_bucket) {
+        bucket.cache_hits = to_u32(hits);
+    }
 
     Ok(Report {
         breaker_name: breaker.name().to_owned(),
@@ -1366,6 +1384,7 @@ pub(crate) async fn run_on(
         cache_place: check.cache().describe(),
         queue_counts,
         queue_rows: run_ids.len(),
+        queued_ids,
         queue_matches,
         queue_rows_per_bucket,
         cache_hits_per_bucket,
