@@ -335,7 +335,8 @@ pub(crate) struct Report {
     pub(crate) queue_counts: BTreeMap<String, u64>,
     /// This run's application ids in the queue after the run.
     pub(crate) queue_rows: usize,
-    /// The ids of the applications answered 202.
+    /// The ids of the applications answered 202 (tests/game_day.rs holds the table to them).
+    #[allow(dead_code)]
     pub(crate) queued_ids: BTreeSet<String>,
     /// Whether the queue holds exactly the applications answered 202, and its count of
     /// [`QUEUED`] rows added equals the 202 answers.
@@ -651,6 +652,12 @@ impl fmt::Display for Report {
             f,
             "  this run's rows:        {}, exactly the 202 answers: {}",
             self.queue_rows, self.queue_matches
+        )?;
+        // One bucket of the timeline is one second of the script.
+        writeln!(
+            f,
+            "  rows by queued_at:      {} in the busiest second of script",
+            self.queue_rows_per_bucket.iter().max().unwrap_or(&0)
         )?;
         writeln!(f, "score cache:              {}", self.cache_place)?;
         writeln!(
