@@ -172,6 +172,57 @@ async fn postgres_queue_commits_once_per_application_and_counts_by_status_and_bu
 }
 
 #[tokio::test]
+async fn a_503_leaves_no_row_even_when_the_insert_runs_after_the_timeout() {
+    let server = PostgresServer::start();
+    let config = StoreConfig {
+        postgres_url: Some(server.url()),
+        timeout: STORE_TIMEOUT,
+        ..StoreConfig::default()
+    };
+    let queue = ReviewQueue::open(&config).await.expect("the queue opens");
+    // Another session inserts the same id and holds its transaction open: the queue's INSERT
+    // waits on it inside the server, past the store's timeout, and the application is a 503.
+    let (holder, connection) = tokio_postgres::connect(&server.url(), tokio_postgres::NoTls)
+        .await
+        .expect("the test connects");
+    let _connection = tokio::spawn(connection);
+    holder.batch_execute("BEGIN").await.unwrap();
+    holder
+        .execute(
+            &format!("INSERT INTO {QUEUE_TABLE} VALUES ('app-late', 'tx-other', 'HELD', now())"),
+            &[],
+        )
+        .await
+        .unwrap();
+    let error = queue
+        .enqueue("app-late", "tx-late", SystemTime::now())
+        .await
+        .expect_err("the INSERT waits past the timeout");
+    assert!(error.to_string().contains("no answer within"), "{error}");
+    // The other session rolls back: the waiting INSERT goes on in the server. Taking the
+    // table's exclusive lock waits for every transaction on it to end, the late INSERT's
+    // included. Its connection was dropped at the timeout, so the server rolls it back: the
+    // 503 left no row.
+    holder.batch_execute("ROLLBACK").await.unwrap();
+    holder
+        .batch_execute(&format!(
+            "BEGIN; LOCK TABLE {QUEUE_TABLE} IN ACCESS EXCLUSIVE MODE; COMMIT"
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        sql_count_by_status(&server.url()).await,
+        BTreeMap::new(),
+        "a row behind a 503"
+    );
+    // And the queue goes on: the same id, now free, is queued.
+    assert!(queue
+        .enqueue("app-late", "tx-late", SystemTime::now())
+        .await
+        .unwrap());
+}
+
+#[tokio::test]
 async fn file_queue_commits_once_per_application_across_reopening() {
     let path = std::env::temp_dir().join(format!(
         "breaker_stores_file_queue_{}_{}.log",
