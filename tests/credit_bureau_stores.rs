@@ -377,6 +377,69 @@ async fn a_url_with_a_password_is_redacted_in_errors() {
     assert!(!error.contains("s3cret-pw"), "{error}");
 }
 
+#[tokio::test(start_paused = true)]
+async fn store_operations_hold_the_paused_clock_still() {
+    // The game day's test runs on Tokio's paused clock, which jumps to the next timer whenever
+    // the runtime waits with nothing marked on the wire: a store operation the credit check
+    // makes must be marked, or the clock jumps over its I/O and the run's durations become the
+    // machine's.
+    let postgres = PostgresServer::start();
+    let redis = RedisServer::start();
+    let stores = StoreConfig {
+        timeout: Duration::from_secs(5),
+        ..real_stores(&postgres, &redis)
+    };
+    // Opening and seeding are marked too (as game.rs marks them), or the stores' own timeouts
+    // would fire as the clock jumps.
+    let wire = game::wire::Wire::new(true);
+    let (queue, cache) = {
+        let _io = wire.store_io();
+        let queue = ReviewQueue::open(&stores).await.expect("the queue opens");
+        let cache = ScoreCache::open(&stores).await.expect("the cache opens");
+        cache
+            .put("tx-cached", 700, SystemTime::now())
+            .await
+            .unwrap();
+        (queue, cache)
+    };
+    // No bureau is asked: `shed` is the fallback alone (the cache, then the queue).
+    let nowhere: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let check = CreditCheck::new(nowhere, Duration::from_millis(25), queue, cache)
+        .expect("a credit check")
+        .with_wire(wire.clone());
+    // A timer a millisecond away, always: the clock's next jump.
+    let ticking = tokio::spawn(async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    let start = Instant::now();
+    for n in 0..20 {
+        let app = Application {
+            id: format!("held-{n:03}"),
+            tax_id: format!("tx-{n}"),
+            received: Instant::now(),
+        };
+        assert_eq!(check.shed(&app).await, Decision::Queued);
+    }
+    let returning = Application {
+        id: "held-cached".to_owned(),
+        tax_id: "tx-cached".to_owned(),
+        received: Instant::now(),
+    };
+    assert!(matches!(
+        check.shed(&returning).await,
+        Decision::Cached { score: 700, .. }
+    ));
+    assert_eq!(
+        start.elapsed(),
+        Duration::ZERO,
+        "the paused clock moved while the fallback's stores were asked"
+    );
+    assert_eq!(wire.gave_up(), 0);
+    ticking.abort();
+}
+
 /// Installs the global registry once, from the example's file at the compressed scale (calls
 /// cut off at 25 ms).
 fn install_registry() {

@@ -538,11 +538,13 @@ fn check_day(report: &Report, told: &Told, label: &str) {
     );
     assert_eq!(
         report.queue_rows_per_bucket.iter().sum::<u64>(),
-        report.queued
+        report.queued,
+        "the queue's rows per second are not the 202 answers"
     );
     assert_eq!(
         report.cache_hits_per_bucket.iter().sum::<u64>(),
-        report.cached
+        report.cached,
+        "the cache's hits per second are not the cached answers"
     );
     assert_eq!(report.cache_errors, 0, "cache operations failed: {report}");
     assert!(report.cached > 0, "the cache fallback never answered");

@@ -1020,12 +1020,14 @@ fn store_error(e: store::StoreError) -> io::Error {
 /// [`run_on`], to say which they are before the run.)
 #[allow(dead_code)]
 pub(crate) async fn run(options: &Options) -> io::Result<Report> {
-    let queue = ReviewQueue::open(&options.stores)
-        .await
-        .map_err(store_error)?;
-    let cache = ScoreCache::open(&options.stores)
-        .await
-        .map_err(store_error)?;
+    // Marked like every store operation (wire.rs): on the paused clock, an unmarked connect
+    // would see its own timeout fire as the clock jumps.
+    let (queue, cache) = {
+        let _io = Wire::new(options.paused_clock).store_io();
+        let queue = ReviewQueue::open(&options.stores).await;
+        let cache = ScoreCache::open(&options.stores).await;
+        (queue.map_err(store_error)?, cache.map_err(store_error)?)
+    };
     run_on(options, queue, cache).await
 }
 
