@@ -243,7 +243,7 @@ async fn file_queue_commits_once_per_application_across_reopening() {
     assert!(!queue.enqueue("app-1", "tx-1", start).await.unwrap());
     drop(queue);
     // Reopened (a restarted service): the ids already queued are still known, and a torn last
-    // line (a crash mid-append, never answered 202) is no row.
+    // line (a crash mid-append, never answered 202) is cut off.
     std::fs::OpenOptions::new()
         .append(true)
         .open(&path)
@@ -252,21 +252,28 @@ async fn file_queue_commits_once_per_application_across_reopening() {
     let queue = ReviewQueue::open(&config).await.expect("the file reopens");
     assert!(!queue.enqueue("app-1", "tx-1", start).await.unwrap());
     assert_eq!(queue.ids().await.unwrap(), ["app-1"]);
+    // The next line starts where the torn one did, on a line of its own.
+    let later = start + Duration::from_millis(1500);
+    assert!(queue.enqueue("app-2", "tx-2", later).await.unwrap());
+    assert_eq!(queue.ids().await.unwrap(), ["app-1", "app-2"]);
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(
         text,
-        format!("app-1\ttx-1\t{QUEUED}\t1800000000000\napp-torn\ttx")
+        format!(
+            "app-1\ttx-1\t{QUEUED}\t1800000000000\n\
+             app-2\ttx-2\t{QUEUED}\t1800000001500\n"
+        )
     );
     assert_eq!(
         queue.count_by_status().await.unwrap(),
-        BTreeMap::from([(QUEUED.to_owned(), 1)])
+        BTreeMap::from([(QUEUED.to_owned(), 2)])
     );
     assert_eq!(
         queue
             .rows_per_bucket(start, Duration::from_secs(1), 2)
             .await
             .unwrap(),
-        [1, 0]
+        [1, 1]
     );
     let _ = std::fs::remove_file(&path);
 }
