@@ -182,14 +182,14 @@ const CAUSES: [Cause; 8] = [
     // run (PostgreSQL's rows by `queued_at`, Redis's hit counters), to read against the queued
     // and the cached answers in the stack.
     (
-        "rows queued, read from the queue",
+        "rows queued (from queue)",
         |c| u64::from(c.counts.queue_rows),
         "#6a1b9a",
         "5 2 1 2",
         "queue-rows",
     ),
     (
-        "cache hits, read from the cache",
+        "cache hits (from cache)",
         |c| u64::from(c.counts.cache_hits),
         "#2e7d32",
         "5 2 1 2",
