@@ -341,6 +341,9 @@ pub(crate) struct Report {
     pub(crate) queue_counts: BTreeMap<String, u64>,
     /// This run's application ids in the queue after the run.
     pub(crate) queue_rows: usize,
+    /// The ids of the applications answered 202 (tests/game_day.rs holds the table to them).
+    #[allow(dead_code)]
+    pub(crate) queued_ids: BTreeSet<String>,
     /// Whether the queue holds exactly the applications answered 202, and its count of
     /// [`QUEUED`] rows added equals the 202 answers.
     pub(crate) queue_matches: bool,
@@ -656,6 +659,12 @@ impl fmt::Display for Report {
             "  this run's rows:        {}, exactly the 202 answers: {}",
             self.queue_rows, self.queue_matches
         )?;
+        // One bucket of the timeline is one second of the script.
+        writeln!(
+            f,
+            "  rows by queued_at:      {} in the busiest second of script",
+            self.queue_rows_per_bucket.iter().max().unwrap_or(&0)
+        )?;
         writeln!(f, "score cache:              {}", self.cache_place)?;
         writeln!(
             f,
@@ -859,6 +868,10 @@ pub(crate) struct Bucket {
     pub(crate) no_worker: u32,
     /// Requests the bureau received in this bucket (every attempt of a retried call is one).
     pub(crate) bureau_hits: u32,
+    /// Rows the queue holds with a time queued in this bucket (read from it after the run).
+    pub(crate) queue_rows: u32,
+    /// Cache hits counted in this bucket (read back from the cache after the run).
+    pub(crate) cache_hits: u32,
     /// The most workers busy at once in this bucket, as seen when each application arrived.
     pub(crate) most_busy: u32,
     /// The most requests to the bureau under way at once in this bucket (workers the bureau
@@ -876,6 +889,8 @@ impl Bucket {
             fallbacks: [0; FallbackCause::ALL.len()],
             no_worker: 0,
             bureau_hits: 0,
+            queue_rows: 0,
+            cache_hits: 0,
             most_busy: 0,
             most_held: 0,
             latency: Histogram::new(),
@@ -894,6 +909,8 @@ impl Bucket {
         }
         self.no_worker = self.no_worker.saturating_add(other.no_worker);
         self.bureau_hits = self.bureau_hits.saturating_add(other.bureau_hits);
+        self.queue_rows = self.queue_rows.saturating_add(other.queue_rows);
+        self.cache_hits = self.cache_hits.saturating_add(other.cache_hits);
         self.most_busy = self.most_busy.max(other.most_busy);
         self.most_held = self.most_held.max(other.most_held);
         self.latency.merge(&other.latency);
@@ -1009,12 +1026,14 @@ fn store_error(e: store::StoreError) -> io::Error {
 /// [`run_on`], to say which they are before the run.)
 #[allow(dead_code)]
 pub(crate) async fn run(options: &Options) -> io::Result<Report> {
-    let queue = ReviewQueue::open(&options.stores)
-        .await
-        .map_err(store_error)?;
-    let cache = ScoreCache::open(&options.stores)
-        .await
-        .map_err(store_error)?;
+    // Marked like every store operation (wire.rs): on the paused clock, an unmarked connect
+    // would see its own timeout fire as the clock jumps.
+    let (queue, cache) = {
+        let _io = Wire::new(options.paused_clock).store_io();
+        let queue = ReviewQueue::open(&options.stores).await;
+        let cache = ScoreCache::open(&options.stores).await;
+        (queue.map_err(store_error)?, cache.map_err(store_error)?)
+    };
     run_on(options, queue, cache).await
 }
 
@@ -1305,6 +1324,14 @@ pub(crate) async fn run_on(
     for (bucket, hits) in timeline.buckets.iter_mut().zip(&served.per_second) {
         bucket.bureau_hits = *hits;
     }
+    // The queue's and the cache's own counts, with the same width from the same start.
+    let to_u32 = |n: &u64| u32::try_from(*n).unwrap_or(u32::MAX);
+    for (bucket, rows) in timeline.buckets.iter_mut().zip(&queue_rows_per_bucket) {
+        bucket.queue_rows = to_u32(rows);
+    }
+    for (bucket, hits) in timeline.buckets.iter_mut().zip(&cache_hits_per_bucket) {
+        bucket.cache_hits = to_u32(hits);
+    }
 
     Ok(Report {
         breaker_name: breaker.name().to_owned(),
@@ -1372,6 +1399,7 @@ pub(crate) async fn run_on(
         cache_place: check.cache().describe(),
         queue_counts,
         queue_rows: run_ids.len(),
+        queued_ids,
         queue_matches,
         queue_rows_per_bucket,
         cache_hits_per_bucket,

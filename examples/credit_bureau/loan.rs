@@ -168,9 +168,9 @@ pub(crate) enum Decision {
     },
     /// Queued for manual review, the row committed: "202 pending manual review".
     Queued,
-    /// The queue could not be written: 503, the application was not captured. The text is
-    /// the store's error, naming the queue (e.g. "the manual-review queue (PostgreSQL at
-    /// 127.0.0.1:5432/postgres) is unavailable: ...").
+    /// The queue was unavailable (refused, failed, or silent past the store timeout): 503, the
+    /// application was not captured. The text is the store's error, naming the queue (e.g.
+    /// "the manual-review queue (PostgreSQL at 127.0.0.1:5432/postgres) is unavailable: ...").
     Unavailable(String),
 }
 

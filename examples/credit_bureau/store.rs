@@ -8,8 +8,8 @@
 //!   the tax id's bytes, holding `{score}:{fetched, unix seconds}` with a TTL of what is left of
 //!   the 30 days. Else it is a map in this process.
 //!
-//! Every operation is bounded by [`StoreConfig::timeout`] as a whole (the pool's wait, the
-//! connection and the I/O), and fails with a [`StoreError`] that names the part, where it is
+//! Every operation on a server is bounded by [`StoreConfig::timeout`] as a whole (the pool's
+//! wait, the connection and the I/O), and every operation fails with a [`StoreError`] that names the part, where it is
 //! (a URL without its user or password) and the cause. This module is a leaf: it knows nothing
 //! of the breaker, the bureau or the game day.
 
@@ -60,7 +60,8 @@ pub(crate) struct StoreConfig {
     /// The file queue's path when no PostgreSQL is given (a fresh file in the temp dir if
     /// `None`).
     pub(crate) queue_path: Option<PathBuf>,
-    /// Every store operation's bound (pool wait + I/O); zero means [`DEFAULT_TIMEOUT`].
+    /// Every network store operation's bound (pool wait + I/O); zero means
+    /// [`DEFAULT_TIMEOUT`]. (The file queue waits for its fsync: see [`FileQueue`].)
     pub(crate) timeout: Duration,
 }
 
@@ -301,14 +302,19 @@ fn fresh_queue_path() -> PathBuf {
 /// TAB status TAB queued-at (unix ms)`.
 ///
 /// The line is written and fsync'd (`sync_data`) before `enqueue` returns, so a 202 given
-/// after it survives a crash of this process (or of the machine). Nothing is ever rewritten: a
-/// crash mid-append can at worst leave one torn last line (no newline), for an application
-/// that was never answered 202, and such a line is not read as a row. The ids already queued
-/// are kept in memory (read back when the file is opened) for idempotency.
+/// after it survives a crash of this process (or of the machine). No acknowledged line is ever
+/// rewritten: a crash mid-append can at worst leave one torn last line (no newline), for an
+/// application that was never answered 202, and opening the file cuts it off, so the next line
+/// starts on a line of its own; an append that fails cuts its own partial line off the same
+/// way. The ids already queued are kept in memory (read back when the file is opened) for
+/// idempotency.
+///
+/// Its operations are not bounded by the store timeout: a blocking write cannot be cancelled,
+/// so an append given up on would still land, a row behind a 503. A local disk's fsync is
+/// bounded by the operating system.
 pub(crate) struct FileQueue {
     path: PathBuf,
     place: String,
-    timeout: Duration,
     state: Mutex<FileState>,
 }
 
@@ -335,6 +341,12 @@ impl FileQueue {
             .append(true)
             .open(&path)
             .map_err(error)?;
+        // A torn last line (a crash mid-append) was never answered 202: cut it off.
+        let text = std::fs::read(&path).map_err(error)?;
+        if text.last().is_some_and(|&b| b != b'\n') {
+            let whole = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            file.set_len(whole as u64).map_err(error)?;
+        }
         let ids = read_rows(&path)
             .map_err(error)?
             .into_iter()
@@ -343,26 +355,19 @@ impl FileQueue {
         Ok(FileQueue {
             path,
             place,
-            timeout: DEFAULT_TIMEOUT,
             state: Mutex::new(FileState { file, ids }),
         })
     }
 
-    /// Runs `op` on a blocking thread (file I/O and fsync block), within the timeout.
+    /// Runs `op` on a blocking thread (file I/O and fsync block).
     async fn blocking<T: Send + 'static>(
         self: &Arc<Self>,
         op: impl FnOnce(&FileQueue) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let queue = self.clone();
-        let task = tokio::task::spawn_blocking(move || op(&queue));
-        match tokio::time::timeout(self.timeout, task).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(e)) => Err(StoreError::new(Part::Queue, &self.place, e.to_string())),
-            Err(_) => Err(StoreError::timed_out(
-                Part::Queue,
-                &self.place,
-                self.timeout,
-            )),
+        match tokio::task::spawn_blocking(move || op(&queue)).await {
+            Ok(result) => result,
+            Err(e) => Err(StoreError::new(Part::Queue, &self.place, e.to_string())),
         }
     }
 
@@ -380,11 +385,18 @@ impl FileQueue {
             return Ok(false);
         }
         let line = format!("{id}\t{}\t{QUEUED}\t{}\n", clean(tax_id), unix_millis(at));
-        let written = (|| {
-            state.file.write_all(line.as_bytes())?;
-            state.file.flush()?;
-            state.file.sync_data()
-        })();
+        let file = &mut state.file;
+        let written = file.metadata().map(|m| m.len()).and_then(|before| {
+            let appended = file
+                .write_all(line.as_bytes())
+                .and_then(|()| file.flush())
+                .and_then(|()| file.sync_data());
+            if appended.is_err() {
+                // The line may be partly written: cut it off, so the next starts whole.
+                let _ = file.set_len(before);
+            }
+            appended
+        });
         written.map_err(|e| StoreError::new(Part::Queue, &self.place, e.to_string()))?;
         state.ids.insert(id);
         Ok(true)
@@ -607,10 +619,10 @@ impl ScoreCache {
     }
 
     /// Where the cache is: "Redis at 127.0.0.1:6379, keys credit_bureau:score:{tax id}" or
-    /// "memory (this process)".
+    /// "this process's memory".
     pub(crate) fn describe(&self) -> String {
         match self {
-            ScoreCache::Memory(_) => "memory (this process)".to_owned(),
+            ScoreCache::Memory(_) => "this process's memory".to_owned(),
             ScoreCache::Redis(redis) => {
                 format!("{}, keys credit_bureau:score:{{tax id}}", redis.place)
             }
