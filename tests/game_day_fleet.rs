@@ -35,6 +35,10 @@
 #[allow(dead_code)]
 #[path = "../examples/credit_bureau/game.rs"]
 mod game;
+#[path = "support/postgres_server.rs"]
+mod postgres_server;
+#[path = "../breaker-core/tests/support/redis_server.rs"]
+mod redis_server;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -45,12 +49,12 @@ use std::time::Duration;
 
 use axum::http::header::CONTENT_TYPE;
 use game::bureau::{self, Behaviour, Bureau, Phase, Script};
-use game::fleet::postgres_server::PostgresServer;
-use game::fleet::redis_server::RedisServer;
 use game::fleet::{FleetOptions, FleetRun, Mode, ReplicaCommand, MINIMUM_CALLS};
 use game::service::{ReplicaReport, APPLICATIONS, CREDIT_SOURCE, FROM_BUREAU, REPORT};
 use game::store::{QUEUED, QUEUE_TABLE};
 use game::wire::Wire;
+use postgres_server::PostgresServer;
+use redis_server::RedisServer;
 use reqwest::StatusCode;
 use tokio::time::Instant;
 

@@ -28,12 +28,16 @@
 //! (Debian packages `redis-server` and `postgresql`), as the tests do, because the run kills
 //! Redis on purpose.
 
+// The command's own servers. Only in the example: a test that includes game.rs starts its own,
+// from the same files.
+#[cfg(not(test))]
 #[path = "../../tests/support/postgres_server.rs"]
 #[allow(unreachable_pub)]
-pub(crate) mod postgres_server;
+mod postgres_server;
+#[cfg(not(test))]
 #[path = "../../breaker-core/tests/support/redis_server.rs"]
 #[allow(unreachable_pub)]
-pub(crate) mod redis_server;
+mod redis_server;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -1100,6 +1104,7 @@ pub(crate) fn replica_main(args: impl IntoIterator<Item = String>) -> i32 {
 /// `credit_bureau fleet [--scale S] [--rate N] [--html PATH]`: the three runs on a Redis and a
 /// PostgreSQL of their own. Returns the exit code: 0, 3 if an application was lost or a hint
 /// broke its rules, 1 on a setup error.
+#[cfg(not(test))]
 pub(crate) fn fleet_main(args: impl IntoIterator<Item = String>) -> i32 {
     let (mut scale, mut rate) = (0.1, 150);
     let mut html = PathBuf::from(super::fleet_picture::DEFAULT_FILE);
