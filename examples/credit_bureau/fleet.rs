@@ -1106,6 +1106,14 @@ pub(crate) fn replica_main(args: impl IntoIterator<Item = String>) -> i32 {
 /// broke its rules, 1 on a setup error.
 #[cfg(not(test))]
 pub(crate) fn fleet_main(args: impl IntoIterator<Item = String>) -> i32 {
+    // Two of the three runs are the hint's: say so before the first run, not after it.
+    if cfg!(not(feature = "redis-hint")) {
+        eprintln!(
+            "fleet: the replicas run the Redis hint, which needs the cargo feature `redis-hint`: \
+             cargo run --example credit_bureau --features redis-hint -- fleet"
+        );
+        return 2;
+    }
     let (mut scale, mut rate) = (0.1, 150);
     let mut html = PathBuf::from(super::fleet_picture::DEFAULT_FILE);
     let mut args = args.into_iter();
