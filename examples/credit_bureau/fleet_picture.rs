@@ -25,7 +25,7 @@ pub(crate) const DEFAULT_FILE: &str = "credit_bureau_fleet.html";
 const WIDTH: f64 = 1360.0;
 const LEFT: f64 = 190.0;
 const RIGHT: f64 = 1330.0;
-const TOP: f64 = 70.0;
+const TOP: f64 = 90.0;
 /// One run's panel: its title, the script, the bands, the time axis and a line of figures.
 const TITLE_HEIGHT: f64 = 40.0;
 const SCRIPT_HEIGHT: f64 = 22.0;
@@ -109,15 +109,23 @@ pub(crate) fn html(runs: &[FleetRun]) -> String {
     let _ = writeln!(
         out,
         "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{height:.0}\" fill=\"#ffffff\"/>\
-         <text id=\"fleet-title\" x=\"20\" y=\"30\" font-size=\"20\" font-weight=\"bold\">{}</text>\
-         <text x=\"20\" y=\"52\" font-size=\"13\" fill=\"#616161\">{}</text>",
-        escape(&title),
-        escape(
-            "One band per replica process: green CLOSED, red OPEN, yellow HALF_OPEN. \
-             A triangle marks a transition the Redis hint caused; purple lines the restart \
-             (SIGKILL, then a new process), red lines Redis killed."
-        )
+         <text id=\"fleet-title\" x=\"20\" y=\"30\" font-size=\"20\" font-weight=\"bold\">{}</text>",
+        escape(&title)
     );
+    let notes = [
+        "One band per replica process: green CLOSED, red OPEN, yellow HALF_OPEN; the bureau's \
+         outage hatched. A triangle marks a transition the Redis hint caused.",
+        "Purple lines: the restart (the replica killed with SIGKILL, then a new process with no \
+         local history). Red line: Redis killed. Hover a band for its transition's numbers.",
+    ];
+    for (i, note) in notes.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<text x=\"20\" y=\"{}\" font-size=\"13\" fill=\"#616161\">{}</text>",
+            52 + 16 * i,
+            escape(note)
+        );
+    }
     let mut y = TOP;
     for run in runs {
         panel(&mut out, run, y);
