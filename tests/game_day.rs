@@ -2,9 +2,20 @@
 //! the example's logic (examples/credit_bureau/game.rs), its reqwest client against its axum
 //! bureau on 127.0.0.1.
 //!
+//! The day with the bulkhead runs on the contract's real parts: a PostgreSQL and a Redis the
+//! test starts on free loopback ports (tests/support/postgres_server.rs,
+//! breaker-core/tests/support/redis_server.rs). The test reads them itself (tokio-postgres and a
+//! bare RESP client, not the example's code): the rows with status `QUEUED_FOR_OFFLINE_REVIEW`
+//! are exactly the 202'd applications, and the cache's hit counters in Redis add up to the
+//! cached answers. The other days stay on the embedded defaults (the queue file, the cache in
+//! memory), which `cargo run --example credit_bureau` uses on a machine without servers: they
+//! vary the breaker, the bulkhead and the retry, where the parts make no difference, and one
+//! PostgreSQL and one Redis for the one run keep the test short.
+//!
 //! Asserts outcomes, never latencies, of the day with the bulkhead and of the same day without
 //! it: no handler crashed and no queue write failed (the two ways an application can go
-//! unanswered), the queue file holds exactly the 202s, the brownout was seen as slow calls and
+//! unanswered), the queue holds exactly the 202s (its rows by status, read back from it, are
+//! the 202 answers), the brownout was seen as slow calls and
 //! timeouts and opened the breaker while it lasted, the timed-out calls were cancelled (none's
 //! request still under way when its fallback ran, and the bureau saw their clients hang up
 //! before it answered), no socket opened while OPEN, 4xx never open the breaker, and recovery
@@ -25,7 +36,9 @@
 //! HTML file is held to what the run was: well-formed XML with one `<svg>`, the breaker's state
 //! bands as the event stream told them (an OPEN band starting inside the brownout), the brownout
 //! marked where the script puts it, and columns whose answers add up to the applications sent
-//! in them and, over the run, to the report's counts. A breaker name full of XML's special
+//! in them and, over the run, to the report's counts; the rows queued per second as the queue
+//! counts them (PostgreSQL's `queued_at`) and the cache hits as the cache counts them (Redis's
+//! counters) add up to the 202 and the cached answers. A breaker name full of XML's special
 //! characters is escaped.
 //!
 //! A second test holds the loan client to its error handling: a 200 that is not a credit report
@@ -54,7 +67,12 @@
 #[allow(dead_code)]
 #[path = "../examples/credit_bureau/game.rs"]
 mod game;
+#[path = "support/postgres_server.rs"]
+mod postgres_server;
+#[path = "../breaker-core/tests/support/redis_server.rs"]
+mod redis_server;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -63,8 +81,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use axum::http::{header, StatusCode};
 use breaker::{BulkheadEventKind, EventKind, ManualClock, Registry, State};
 use game::loan::{Application, BureauError, CreditCheck, FallbackCause};
-use game::queue::ReviewQueue;
+use game::store::{ReviewQueue, ScoreCache, StoreConfig, QUEUED, QUEUE_TABLE};
 use game::{Outcome, Report, RetryMode};
+use postgres_server::PostgresServer;
+use redis_server::{RedisServer, Reply};
 use tokio::time::Instant;
 
 /// Moves the breaker's clock with Tokio's paused clock (see [`follow_tokio`]) until dropped.
@@ -106,6 +126,14 @@ impl Drop for TempFile {
 /// A fresh path in the temp dir for a queue file, removed when dropped.
 fn temp_queue(label: &str) -> TempFile {
     temp_file(label, "log")
+}
+
+/// The embedded default stores, with the queue in `queue`'s file.
+fn file_stores(queue: &TempFile) -> StoreConfig {
+    StoreConfig {
+        queue_path: Some(queue.0.clone()),
+        ..StoreConfig::default()
+    }
 }
 
 /// A fresh path in the temp dir, removed when dropped.
@@ -306,6 +334,7 @@ fn check_picture(report: &Report, told: &Told, label: &str, opened_in_brownout: 
     let mut sums = [0u64; Outcome::ALL.len()];
     let (mut sent, mut refused, mut bulkhead_full, mut no_worker) = (0, 0, 0, 0);
     let (mut most_busy, mut most_held, mut bureau_hits) = (0, 0, 0);
+    let (mut queue_rows, mut cache_hits) = (0, 0);
     for column in &columns {
         let answers: Vec<u64> = Outcome::ALL
             .iter()
@@ -324,6 +353,8 @@ fn check_picture(report: &Report, told: &Told, label: &str, opened_in_brownout: 
         bulkhead_full += column.count("data-bulkhead-full");
         no_worker += column.count("data-no-worker");
         bureau_hits += column.count("data-bureau-hits");
+        queue_rows += column.count("data-queue-rows");
+        cache_hits += column.count("data-cache-hits");
         most_busy = most_busy.max(column.count("data-most-busy"));
         most_held = most_held.max(column.count("data-most-held"));
     }
@@ -337,6 +368,22 @@ fn check_picture(report: &Report, told: &Told, label: &str, opened_in_brownout: 
         bureau_hits, report.bureau_hits,
         "the columns hold every request the bureau received"
     );
+    // The queue's rows and the cache's hits, as the parts themselves counted them per second,
+    // are the 202 and the cached answers.
+    assert_eq!(
+        queue_rows, report.queued,
+        "the rows queued drawn from the queue are the 202 answers"
+    );
+    assert_eq!(
+        cache_hits, report.cached,
+        "the cache hits drawn from the cache are the cached answers"
+    );
+    for key in ["queue-rows", "cache-hits"] {
+        assert!(
+            doc.iter().any(|e| e.attr("data-cause") == Some(key)),
+            "no {key} line"
+        );
+    }
     let counted = [
         report.bureau_answers,
         report.cached,
@@ -480,11 +527,26 @@ fn check_day(report: &Report, told: &Told, label: &str) {
     assert_eq!(report.unavailable, 0, "queue writes failed");
     // ... and the queue file holds exactly the ones answered 202.
     assert!(report.queued > 0, "the brownout queued nothing: {report}");
-    assert_eq!(report.queue_lines as u64, report.queued);
-    assert!(
-        report.queue_matches,
-        "queue file differs from the 202 answers"
+    assert_eq!(report.queue_rows as u64, report.queued);
+    assert!(report.queue_matches, "queue differs from the 202 answers");
+    // The queue's own count by status is the 202 answers, and so are its rows per second; the
+    // cache's hits read back from it are the cached answers, and no cache operation failed.
+    assert_eq!(
+        report.queue_counts,
+        std::collections::BTreeMap::from([(QUEUED.to_owned(), report.queued)]),
+        "{report}"
     );
+    assert_eq!(
+        report.queue_rows_per_bucket.iter().sum::<u64>(),
+        report.queued,
+        "the queue's rows per second are not the 202 answers"
+    );
+    assert_eq!(
+        report.cache_hits_per_bucket.iter().sum::<u64>(),
+        report.cached,
+        "the cache's hits per second are not the cached answers"
+    );
+    assert_eq!(report.cache_errors, 0, "cache operations failed: {report}");
     assert!(report.cached > 0, "the cache fallback never answered");
 
     // The brownout was seen: calls timed out, the breaker recorded them as slow calls (a
@@ -595,19 +657,27 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     let _clock = follow_tokio(clock);
 
     // The day with the bulkhead, as the example runs it: its 120 places scaled like time, to
-    // 2, so that the brownout fills it as it fills the 120 in real time.
-    let queue = temp_queue("bulkhead");
+    // 2, so that the brownout fills it as it fills the 120 in real time. On a PostgreSQL and a
+    // Redis of the test's own.
+    let postgres = PostgresServer::start();
+    let redis = RedisServer::start();
     let options = game::Options {
         scale: game::COMPRESSED_SCALE,
         rate: 220,
         workers: 200,
         bulkhead: true,
         retry: RetryMode::None,
-        queue_path: queue.0.clone(),
+        stores: StoreConfig {
+            postgres_url: Some(postgres.url()),
+            redis_url: Some(redis.url()),
+            queue_path: None,
+            timeout: Duration::from_secs(5),
+        },
         paused_clock: true,
     };
     let (report, told) = run_day(&options).await;
     check_day(&report, &told, "bulkhead_picture");
+    check_real_parts(&report, &postgres, &redis).await;
     let limit = report
         .bulkhead
         .as_ref()
@@ -629,11 +699,11 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     assert_eq!(report.workers_exhausted, 0, "no free worker: {report}");
     check_escaping(&report);
 
-    // The same day without the bulkhead: the breaker alone.
+    // The same day without the bulkhead: the breaker alone, on the embedded defaults.
     let unbounded_queue = temp_queue("run");
     let unbounded = game::Options {
         bulkhead: false,
-        queue_path: unbounded_queue.0.clone(),
+        stores: file_stores(&unbounded_queue),
         ..options.clone()
     };
     let (report, told) = run_day(&unbounded).await;
@@ -650,7 +720,7 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     let scaled_queue = temp_queue("scaled");
     let scaled = game::Options {
         workers: 2,
-        queue_path: scaled_queue.0.clone(),
+        stores: file_stores(&scaled_queue),
         ..unbounded
     };
     let (report, told) = run_day(&scaled).await;
@@ -681,7 +751,7 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     let option_a_queue = temp_queue("option_a");
     let (option_a, told) = run_day(&game::Options {
         retry: RetryMode::OptionA,
-        queue_path: option_a_queue.0.clone(),
+        stores: file_stores(&option_a_queue),
         ..options.clone()
     })
     .await;
@@ -689,12 +759,94 @@ async fn compressed_game_day_loses_no_application_and_recovers() {
     let budget_queue = temp_queue("budget");
     let (budgeted, told) = run_day(&game::Options {
         retry: RetryMode::Budget,
-        queue_path: budget_queue.0.clone(),
+        stores: file_stores(&budget_queue),
         ..options.clone()
     })
     .await;
     check_day(&budgeted, &told, "budget_picture");
     check_storm(&option_a, &budgeted);
+}
+
+/// Holds a day on PostgreSQL and Redis to what the servers themselves hold, read by the test
+/// with its own clients: the rows with the queued status are the 202 answers and their ids the
+/// 202'd ids, the table holds nothing else, and the hit counters in Redis add up to the cached
+/// answers.
+async fn check_real_parts(report: &Report, postgres: &PostgresServer, redis: &RedisServer) {
+    assert!(
+        report.queue_place.starts_with("PostgreSQL at 127.0.0.1:"),
+        "{}",
+        report.queue_place
+    );
+    assert!(
+        report.cache_place.starts_with("Redis at 127.0.0.1:"),
+        "{}",
+        report.cache_place
+    );
+    let (client, connection) = tokio_postgres::connect(&postgres.url(), tokio_postgres::NoTls)
+        .await
+        .expect("the test connects to PostgreSQL");
+    let connection = tokio::spawn(connection);
+    let queued: i64 = client
+        .query_one(
+            &format!("SELECT count(*) FROM {QUEUE_TABLE} WHERE status = $1"),
+            &[&QUEUED],
+        )
+        .await
+        .expect("SELECT count(*)")
+        .get(0);
+    let all: i64 = client
+        .query_one(&format!("SELECT count(*) FROM {QUEUE_TABLE}"), &[])
+        .await
+        .expect("SELECT count(*)")
+        .get(0);
+    let ids: BTreeSet<String> = client
+        .query(&format!("SELECT application_id FROM {QUEUE_TABLE}"), &[])
+        .await
+        .expect("SELECT application_id")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    drop(client);
+    let _ = connection.await;
+    println!(
+        "PostgreSQL: {queued} rows {QUEUED} of {all}; 202 answers: {}",
+        report.queued
+    );
+    assert_eq!(
+        u64::try_from(queued).unwrap(),
+        report.queued,
+        "SELECT count(*) WHERE status = '{QUEUED}' is not the 202 answers"
+    );
+    assert_eq!(all, queued, "rows with another status");
+    assert_eq!(
+        ids, report.queued_ids,
+        "the queued ids are not the 202'd ids"
+    );
+
+    // The hit counters, one key per bucket of this run, read straight from Redis.
+    let Reply::Array(keys) = redis.cmd(&["KEYS", "credit_bureau:hits:*"]) else {
+        panic!("KEYS credit_bureau:hits:*");
+    };
+    let mut hits = 0u64;
+    for key in keys {
+        let Reply::Bulk(key) = key else {
+            panic!("a key: {key:?}");
+        };
+        let value = redis
+            .get(std::str::from_utf8(&key).expect("a UTF-8 key"))
+            .expect("the counter is there");
+        hits += value.parse::<u64>().expect("a count");
+    }
+    println!(
+        "Redis: {hits} hits counted; cached answers: {}",
+        report.cached
+    );
+    assert_eq!(
+        hits, report.cached,
+        "Redis's hits are not the cached answers"
+    );
+    // The returning applicants' scores are in Redis, one key each.
+    assert!(redis.get("credit_bureau:score:ret-000").is_some());
 }
 
 /// Holds the retried days to what they can show: option A retried without a budget, the
@@ -775,7 +927,12 @@ async fn answers_that_are_not_credit_reports_are_named_errors() {
     let check = CreditCheck::new(
         addr,
         Duration::from_secs(5),
-        ReviewQueue::open(&queue.0).expect("a queue file"),
+        ReviewQueue::open(&file_stores(&queue))
+            .await
+            .expect("a queue file"),
+        ScoreCache::open(&StoreConfig::default())
+            .await
+            .expect("a cache in memory"),
     )
     .expect("a client");
     let protocol = |result: Result<u32, BureauError>| match result {
@@ -807,7 +964,12 @@ async fn answers_that_are_not_credit_reports_are_named_errors() {
     let nowhere = CreditCheck::new(
         gone_addr,
         Duration::from_secs(5),
-        ReviewQueue::open(&queue.0).expect("a queue file"),
+        ReviewQueue::open(&file_stores(&queue))
+            .await
+            .expect("a queue file"),
+        ScoreCache::open(&StoreConfig::default())
+            .await
+            .expect("a cache in memory"),
     )
     .expect("a client");
     match nowhere.get_report(&get("tx-1")).await {

@@ -8,15 +8,15 @@ pub(crate) mod bureau;
 pub(crate) mod loan;
 #[path = "picture.rs"]
 pub(crate) mod picture;
-#[path = "queue.rs"]
-pub(crate) mod queue;
+#[path = "store.rs"]
+pub(crate) mod store;
 #[path = "wire.rs"]
 pub(crate) mod wire;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -28,10 +28,10 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use bureau::{Behaviour, Bureau, Script};
 use loan::{
-    lock, Application, CreditCheck, Decision, FallbackCause, BREAKER, BULKHEAD, RETRY,
+    lock, Application, CreditCheck, Decision, FallbackCause, RunClock, BREAKER, BULKHEAD, RETRY,
     RETRY_OPTION_A,
 };
-use queue::ReviewQueue;
+use store::{ReviewQueue, ScoreCache, StoreConfig, QUEUED};
 use wire::Wire;
 
 /// examples/credit_bureau.toml, wherever the command runs from.
@@ -193,8 +193,9 @@ pub(crate) struct Options {
     pub(crate) bulkhead: bool,
     /// Whether they are retried, and with or without the budget (`--retry`).
     pub(crate) retry: RetryMode,
-    /// The manual-review queue file.
-    pub(crate) queue_path: PathBuf,
+    /// The fallback's queue and cache: PostgreSQL and Redis, or the embedded defaults (the
+    /// queue file, the in-process cache).
+    pub(crate) stores: StoreConfig,
     /// Whether the run is on Tokio's paused clock (tests/game_day.rs): then whatever is on its
     /// way between the client and the bureau holds the clock still (wire.rs).
     pub(crate) paused_clock: bool,
@@ -276,7 +277,7 @@ pub(crate) struct Report {
     pub(crate) queued: u64,
     /// Answered 4xx (bad tax id).
     pub(crate) client_errors: u64,
-    /// Answered 503 because the queue could not be written.
+    /// Answered 503 because the queue was unavailable (not captured).
     pub(crate) unavailable: u64,
     /// Refused because no worker was free.
     pub(crate) workers_exhausted: u64,
@@ -324,10 +325,29 @@ pub(crate) struct Report {
     pub(crate) initial_state: State,
     /// The breaker's state at the end.
     pub(crate) final_state: State,
-    /// Lines in the queue file after the run.
-    pub(crate) queue_lines: usize,
-    /// Whether the queue file holds exactly the applications answered 202.
+    /// Where the manual-review queue was (store.rs's `describe`).
+    pub(crate) queue_place: String,
+    /// Where the score cache was.
+    pub(crate) cache_place: String,
+    /// The rows this run added to the queue, by status, read from the queue itself
+    /// (`SELECT status, count(*) ... GROUP BY status` after the run, less the same before it:
+    /// a table in PostgreSQL may hold earlier runs' rows).
+    pub(crate) queue_counts: BTreeMap<String, u64>,
+    /// This run's application ids in the queue after the run.
+    pub(crate) queue_rows: usize,
+    /// The ids of the applications answered 202 (tests/game_day.rs holds the table to them).
+    #[allow(dead_code)]
+    pub(crate) queued_ids: BTreeSet<String>,
+    /// Whether the queue holds exactly the applications answered 202, and its count of
+    /// [`QUEUED`] rows added equals the 202 answers.
     pub(crate) queue_matches: bool,
+    /// Rows queued per bucket of the timeline, read from the queue by the time each was
+    /// queued at (PostgreSQL's `queued_at`).
+    pub(crate) queue_rows_per_bucket: Vec<u64>,
+    /// Cache hits per bucket of the timeline, read back from the cache (Redis's counters).
+    pub(crate) cache_hits_per_bucket: Vec<u64>,
+    /// Cache operations that failed (each lookup among them answered as a miss).
+    pub(crate) cache_errors: u64,
     /// The run second by second, for the picture.
     pub(crate) timeline: Timeline,
     /// On Tokio's paused clock, the times the clock was let move with a request still on its
@@ -514,7 +534,7 @@ impl fmt::Display for Report {
         writeln!(f, "  cached fallback (200):  {}", self.cached)?;
         writeln!(f, "  queued (202):           {}", self.queued)?;
         writeln!(f, "  4xx answered:           {}", self.client_errors)?;
-        writeln!(f, "  503 queue unwritable:   {}", self.unavailable)?;
+        writeln!(f, "  503 queue unavailable:  {}", self.unavailable)?;
         writeln!(
             f,
             "  no free worker:         {} ({} answered by the fallback, counted above)",
@@ -619,10 +639,32 @@ impl fmt::Display for Report {
             self.final_state,
             self.recovered_through_half_open()
         )?;
+        writeln!(f, "manual-review queue:      {}", self.queue_place)?;
+        write!(f, "  rows added by status:  ")?;
+        if self.queue_counts.is_empty() {
+            write!(f, " none")?;
+        }
+        for (status, count) in &self.queue_counts {
+            write!(f, " {status} {count}")?;
+        }
+        writeln!(f)?;
         writeln!(
             f,
-            "queue file:               {} lines, exactly the 202 answers: {}",
-            self.queue_lines, self.queue_matches
+            "  this run's rows:        {}, exactly the 202 answers: {}",
+            self.queue_rows, self.queue_matches
+        )?;
+        // One bucket of the timeline is one second of the script.
+        writeln!(
+            f,
+            "  rows by queued_at:      {} in the busiest second of script",
+            self.queue_rows_per_bucket.iter().max().unwrap_or(&0)
+        )?;
+        writeln!(f, "score cache:              {}", self.cache_place)?;
+        writeln!(
+            f,
+            "  hits read back:         {} (cache errors, answered as misses: {})",
+            self.cache_hits_per_bucket.iter().sum::<u64>(),
+            self.cache_errors
         )?;
         if self.wire_gave_up > 0 {
             writeln!(
@@ -656,7 +698,7 @@ pub(crate) enum Outcome {
     Queued,
     /// The bureau's 4xx, handed back to the applicant.
     ClientError,
-    /// 503: the queue could not be written.
+    /// 503: the queue was unavailable.
     Unavailable,
     /// The handler panicked or never finished.
     Crashed,
@@ -680,7 +722,7 @@ impl Outcome {
             Outcome::Cached => "cached fallback (200)",
             Outcome::Queued => "queued (202)",
             Outcome::ClientError => "4xx answered",
-            Outcome::Unavailable => "503 queue unwritable",
+            Outcome::Unavailable => "503 queue unavailable",
             Outcome::Crashed => "handler crashed",
         }
     }
@@ -820,6 +862,10 @@ pub(crate) struct Bucket {
     pub(crate) no_worker: u32,
     /// Requests the bureau received in this bucket (every attempt of a retried call is one).
     pub(crate) bureau_hits: u32,
+    /// Rows the queue holds with a time queued in this bucket (read from it after the run).
+    pub(crate) queue_rows: u32,
+    /// Cache hits counted in this bucket (read back from the cache after the run).
+    pub(crate) cache_hits: u32,
     /// The most workers busy at once in this bucket, as seen when each application arrived.
     pub(crate) most_busy: u32,
     /// The most requests to the bureau under way at once in this bucket (workers the bureau
@@ -837,6 +883,8 @@ impl Bucket {
             fallbacks: [0; FallbackCause::ALL.len()],
             no_worker: 0,
             bureau_hits: 0,
+            queue_rows: 0,
+            cache_hits: 0,
             most_busy: 0,
             most_held: 0,
             latency: Histogram::new(),
@@ -855,6 +903,8 @@ impl Bucket {
         }
         self.no_worker = self.no_worker.saturating_add(other.no_worker);
         self.bureau_hits = self.bureau_hits.saturating_add(other.bureau_hits);
+        self.queue_rows = self.queue_rows.saturating_add(other.queue_rows);
+        self.cache_hits = self.cache_hits.saturating_add(other.cache_hits);
         self.most_busy = self.most_busy.max(other.most_busy);
         self.most_held = self.most_held.max(other.most_held);
         self.latency.merge(&other.latency);
@@ -960,8 +1010,34 @@ enum Answer {
     Crashed,
 }
 
-/// Runs the game day on the global registry (which must hold `credit_bureau_cb`).
+/// A store error as the run's I/O error.
+fn store_error(e: store::StoreError) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+/// Runs the game day on the global registry (which must hold `credit_bureau_cb`), on the queue
+/// and the cache that `options.stores` names. (The example opens them itself with
+/// [`run_on`], to say which they are before the run.)
+#[allow(dead_code)]
 pub(crate) async fn run(options: &Options) -> io::Result<Report> {
+    // Marked like every store operation (wire.rs): on the paused clock, an unmarked connect
+    // would see its own timeout fire as the clock jumps.
+    let (queue, cache) = {
+        let _io = Wire::new(options.paused_clock).store_io();
+        let queue = ReviewQueue::open(&options.stores).await;
+        let cache = ScoreCache::open(&options.stores).await;
+        (queue.map_err(store_error)?, cache.map_err(store_error)?)
+    };
+    run_on(options, queue, cache).await
+}
+
+/// Runs the game day on the global registry (which must hold `credit_bureau_cb`), with this
+/// queue and cache.
+pub(crate) async fn run_on(
+    options: &Options,
+    queue: ReviewQueue,
+    cache: ScoreCache,
+) -> io::Result<Report> {
     let breaker = Registry::global().breaker(BREAKER);
     let bulkhead = options
         .bulkhead
@@ -983,31 +1059,47 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let wire = Wire::new(options.paused_clock);
     let bureau = Bureau::start(script.clone(), start, second, span, wire.clone()).await?;
     let fallback_timeline = timeline.clone();
+    let buckets = lock(&timeline).buckets.len();
+    // The queue's rows before the run: a table in PostgreSQL may hold earlier runs'.
+    let counts_before = {
+        let _io = wire.store_io();
+        queue.count_by_status().await.map_err(store_error)?
+    };
+    let clock = RunClock {
+        started,
+        start,
+        bucket: second,
+        buckets,
+    };
+    // This run's application ids: unique across runs on one table.
+    let run_tag = started
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
     let check = Arc::new(
-        CreditCheck::new(
-            bureau.addr(),
-            timeout,
-            ReviewQueue::open(&options.queue_path)?,
-        )?
-        .with_bulkhead(options.bulkhead)
-        .with_retry(options.retry.retry_name())
-        .with_wire(wire.clone())
-        // Each fallback in the bucket it started in: when the breaker or the bulkhead refused
-        // the call, the timeout cancelled it or it failed.
-        .on_fallback(move |cause| {
-            lock(&fallback_timeline).at(start.elapsed()).fallbacks[cause as usize] += 1;
-        }),
+        CreditCheck::new(bureau.addr(), timeout, queue, cache)?
+            .with_bulkhead(options.bulkhead)
+            .with_retry(options.retry.retry_name())
+            .with_wire(wire.clone())
+            .with_clock(clock)
+            // Each fallback in the bucket it started in: when the breaker or the bulkhead refused
+            // the call, the timeout cancelled it or it failed.
+            .on_fallback(move |cause| {
+                lock(&fallback_timeline).at(start.elapsed()).fallbacks[cause as usize] += 1;
+            }),
     );
 
     // Returning applicants: 60 with a score younger than 30 days, 40 with an older one.
+    // (The older ones are not stored: a cache holds a score for 30 days at most.)
     for n in 0..100u64 {
         let days = if n < 60 { 1 + n % 29 } else { 31 + n };
         let tax_id = format!("ret-{n:03}");
-        check.cache().put_aged(
-            &tax_id,
-            bureau::score_of(&tax_id),
-            Duration::from_secs(days * 86_400),
-        );
+        let fetched = clock.now() - Duration::from_secs(days * 86_400);
+        let _io = wire.store_io();
+        check
+            .cache()
+            .put(&tax_id, bureau::score_of(&tax_id), fetched)
+            .await
+            .map_err(store_error)?;
     }
 
     let transitions = Arc::new(Mutex::new(Vec::<Transition>::new()));
@@ -1083,7 +1175,7 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
             format!("tx-{requests:06}")
         };
         let app = Application {
-            id: format!("app-{requests:06}"),
+            id: format!("app-{run_tag}-{requests:06}"),
             tax_id,
             received: Instant::now(),
         };
@@ -1176,9 +1268,44 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     let mut fail_fast = lock(&stats.fail_fast).clone();
     fail_fast.sort();
     let queued_ids: BTreeSet<String> = lock(&stats.queued_ids).iter().cloned().collect();
-    let file_ids = ReviewQueue::read_ids(check.queue().path())?;
-    let queue_matches = file_ids.len() == queued_ids.len()
-        && file_ids.iter().cloned().collect::<BTreeSet<_>>() == queued_ids;
+    let (queue_ids, counts_after, queue_rows_per_bucket, cache_hits_per_bucket) = {
+        let _io = wire.store_io();
+        let queue = check.queue();
+        (
+            queue.ids().await.map_err(store_error)?,
+            queue.count_by_status().await.map_err(store_error)?,
+            queue
+                .rows_per_bucket(started, second, buckets)
+                .await
+                .map_err(store_error)?,
+            check
+                .cache()
+                .hits_per_bucket(buckets)
+                .await
+                .map_err(store_error)?,
+        )
+    };
+    let prefix = format!("app-{run_tag}-");
+    let run_ids: Vec<&String> = queue_ids
+        .iter()
+        .filter(|id| id.starts_with(&prefix))
+        .collect();
+    let queue_counts: BTreeMap<String, u64> = counts_after
+        .into_iter()
+        .map(|(status, n)| {
+            let before = counts_before.get(&status).copied().unwrap_or(0);
+            (status, n.saturating_sub(before))
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    let queue_matches = run_ids.len() == queued_ids.len()
+        && run_ids
+            .iter()
+            .map(|id| (*id).clone())
+            .collect::<BTreeSet<_>>()
+            == queued_ids
+        && queue_counts.get(QUEUED).copied().unwrap_or(0) == queued
+        && queue_counts.len() <= 1;
 
     let brownout = script
         .phases
@@ -1190,6 +1317,14 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
     // The bureau counted with the same width from the same start: bucket for bucket.
     for (bucket, hits) in timeline.buckets.iter_mut().zip(&served.per_second) {
         bucket.bureau_hits = *hits;
+    }
+    // The queue's and the cache's own counts, with the same width from the same start.
+    let to_u32 = |n: &u64| u32::try_from(*n).unwrap_or(u32::MAX);
+    for (bucket, rows) in timeline.buckets.iter_mut().zip(&queue_rows_per_bucket) {
+        bucket.queue_rows = to_u32(rows);
+    }
+    for (bucket, hits) in timeline.buckets.iter_mut().zip(&cache_hits_per_bucket) {
+        bucket.cache_hits = to_u32(hits);
     }
 
     Ok(Report {
@@ -1254,8 +1389,15 @@ pub(crate) async fn run(options: &Options) -> io::Result<Report> {
         slow_threshold,
         initial_state,
         final_state: breaker.state(),
-        queue_lines: file_ids.len(),
+        queue_place: check.queue().describe(),
+        cache_place: check.cache().describe(),
+        queue_counts,
+        queue_rows: run_ids.len(),
+        queued_ids,
         queue_matches,
+        queue_rows_per_bucket,
+        cache_hits_per_bucket,
+        cache_errors: stats.cache_errors.load(Ordering::SeqCst),
         timeline,
         wire_gave_up: wire.gave_up(),
     })

@@ -1,8 +1,8 @@
 //! The loan service's side: the bureau client behind `#[circuit_breaker]` and `#[bulkhead]`
 //! (and, for `--retry`, a retry around them), the contract's fallback (a recent cached score,
-//! else the durable manual-review queue) and the score cache.
+//! else the durable manual-review queue), on the parts of store.rs.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::error::Error as _;
 use std::fmt;
 use std::io;
@@ -20,7 +20,7 @@ use reqwest::{StatusCode, Url};
 use serde::Deserialize;
 use tokio::time::Instant;
 
-use super::queue::ReviewQueue;
+use super::store::{ReviewQueue, ScoreCache};
 use super::wire::{Wire, REQUEST_ID};
 
 /// The breaker's name, in the attribute and in examples/credit_bureau.toml.
@@ -38,9 +38,6 @@ pub(crate) const RETRY: &str = "credit_bureau_cb";
 /// `load_registry`): the contract's rejected option A, "timeouts plus three retries"
 /// (`--retry option-a`).
 pub(crate) const RETRY_OPTION_A: &str = "credit_bureau_option_a";
-
-/// A cached score is used only if it is younger than this (docs/CREDIT_BUREAU.md §6: < 30 days).
-pub(crate) const CACHE_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// How a call to the bureau failed.
 #[derive(Debug)]
@@ -169,35 +166,12 @@ pub(crate) enum Decision {
         /// How old it is, in days.
         age_days: u64,
     },
-    /// Queued for manual review: "202 pending manual review".
+    /// Queued for manual review, the row committed: "202 pending manual review".
     Queued,
-    /// The queue could not be written: 503, the application was not captured.
+    /// The queue was unavailable (refused, failed, or silent past the store timeout): 503, the
+    /// application was not captured. The text is the store's error, naming the queue (e.g.
+    /// "the manual-review queue (PostgreSQL at 127.0.0.1:5432/postgres) is unavailable: ...").
     Unavailable(String),
-}
-
-/// Scores fetched earlier, with when they were fetched.
-#[derive(Debug, Default)]
-pub(crate) struct ScoreCache {
-    entries: Mutex<HashMap<String, (u32, SystemTime)>>,
-}
-
-impl ScoreCache {
-    /// Stores a score fetched `age` ago.
-    pub(crate) fn put_aged(&self, tax_id: &str, score: u32, age: Duration) {
-        let at = SystemTime::now()
-            .checked_sub(age)
-            .unwrap_or(SystemTime::UNIX_EPOCH);
-        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries.insert(tax_id.to_owned(), (score, at));
-    }
-
-    /// The score and its age in days, if one younger than [`CACHE_MAX_AGE`] is cached.
-    pub(crate) fn recent(&self, tax_id: &str) -> Option<(u32, u64)> {
-        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let (score, at) = *entries.get(tax_id)?;
-        let age = SystemTime::now().duration_since(at).unwrap_or_default();
-        (age < CACHE_MAX_AGE).then_some((score, age.as_secs() / 86_400))
-    }
 }
 
 /// Why the fallback answered an application instead of the bureau.
@@ -253,8 +227,11 @@ pub(crate) struct ClientStats {
     pub(crate) most_in_flight: AtomicUsize,
     /// Time from receiving an application to its fallback starting, for refused calls.
     pub(crate) fail_fast: Mutex<Vec<Duration>>,
-    /// The ids of the applications answered 202 (the queue file must hold exactly these).
+    /// The ids of the applications answered 202 (the queue must hold exactly these).
     pub(crate) queued_ids: Mutex<Vec<String>>,
+    /// Cache operations that failed: a lookup (answered as a miss, the application going
+    /// straight to the queue), storing a fresh score, or counting a hit.
+    pub(crate) cache_errors: AtomicU64,
 }
 
 impl ClientStats {
@@ -284,20 +261,63 @@ pub(crate) struct CreditCheck {
     /// The retry around the breaker, if the calls are retried.
     retry: Option<&'static str>,
     cache: ScoreCache,
-    queue: Arc<ReviewQueue>,
+    queue: ReviewQueue,
     stats: ClientStats,
     on_fallback: Option<FallbackListener>,
-    /// Told of each request from its send to its answer (see [`Wire`]).
+    /// Told of each request from its send to its answer, and of each store operation (see
+    /// [`Wire`]).
     wire: Arc<Wire>,
+    /// The run's clock, for the time an application is queued at and its hit's bucket.
+    clock: RunClock,
+}
+
+/// The run's clock on the wall: its start on the wall clock plus the time since, on Tokio's
+/// clock (so on the paused clock of tests/game_day.rs too, the times a row is queued at line
+/// up with the script), and the buckets the cache's hits are counted in.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunClock {
+    /// The run's start on the wall clock.
+    pub(crate) started: SystemTime,
+    /// The same moment on Tokio's clock.
+    pub(crate) start: Instant,
+    /// One bucket of hits (the game day's timeline's).
+    pub(crate) bucket: Duration,
+    /// The number of buckets: a later hit is counted in the last one.
+    pub(crate) buckets: usize,
+}
+
+impl RunClock {
+    /// A clock starting now, in buckets of a second.
+    fn starting_now() -> RunClock {
+        RunClock {
+            started: SystemTime::now(),
+            start: Instant::now(),
+            bucket: Duration::from_secs(1),
+            buckets: usize::MAX,
+        }
+    }
+
+    /// Now, on the run's clock.
+    pub(crate) fn now(&self) -> SystemTime {
+        self.started + self.start.elapsed()
+    }
+
+    /// The bucket now is in.
+    fn bucket_now(&self) -> usize {
+        let index = self.start.elapsed().as_secs_f64() / self.bucket.as_secs_f64();
+        (index as usize).min(self.buckets.saturating_sub(1))
+    }
 }
 
 impl CreditCheck {
     /// A credit check against the bureau at `bureau` (plain HTTP), whose calls the breaker
-    /// cancels after `timeout` (the configuration's `timeout-duration`), and a review queue.
+    /// cancels after `timeout` (the configuration's `timeout-duration`), with its fallback's
+    /// review queue and score cache.
     pub(crate) fn new(
         bureau: SocketAddr,
         timeout: Duration,
         queue: ReviewQueue,
+        cache: ScoreCache,
     ) -> io::Result<Self> {
         let http = reqwest::Client::builder()
             // The bureau is on this machine: a proxy from the environment must not see it.
@@ -316,11 +336,12 @@ impl CreditCheck {
             reports,
             bulkhead: true,
             retry: None,
-            cache: ScoreCache::default(),
-            queue: Arc::new(queue),
+            cache,
+            queue,
             stats: ClientStats::default(),
             on_fallback: None,
             wire: Wire::new(false),
+            clock: RunClock::starting_now(),
         })
     }
 
@@ -346,6 +367,13 @@ impl CreditCheck {
         self
     }
 
+    /// Queues applications at, and counts cache hits by, `clock` (the game day's); a check
+    /// without one uses a clock started when it was made, in buckets of a second.
+    pub(crate) fn with_clock(mut self, clock: RunClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// Calls `listener` with the cause of every fallback, as it starts.
     pub(crate) fn on_fallback(
         mut self,
@@ -355,7 +383,7 @@ impl CreditCheck {
         self
     }
 
-    /// The score cache (to seed it).
+    /// The score cache (to seed it, and to read its hits back).
     pub(crate) fn cache(&self) -> &ScoreCache {
         &self.cache
     }
@@ -374,12 +402,25 @@ impl CreditCheck {
     /// [`Self::with_bulkhead`] said otherwise) the bulkhead. A 4xx comes back as
     /// `Err(BureauError::Status(4xx))` (ignored by the breaker); everything else that is not a
     /// bureau answer becomes a cached score or a queued application in [`Self::degrade`].
+    ///
+    /// A bureau answer's score is cached after the protected call, outside it: storing it is
+    /// not the bureau's latency, and a cache that is down must not fail a call that succeeded.
     pub(crate) async fn check(&self, app: &Application) -> Result<Decision, BureauError> {
-        match self.retry {
+        let decision = match self.retry {
             Some(retry) => self.credit_report_retried(retry, app).await,
             None if self.bulkhead => self.credit_report(app).await,
             None => self.credit_report_without_bulkhead(app).await,
+        }?;
+        if let Decision::Bureau { score } = decision {
+            let stored = {
+                let _io = self.wire.store_io();
+                self.cache.put(&app.tax_id, score, self.clock.now()).await
+            };
+            if stored.is_err() {
+                self.stats.cache_errors.fetch_add(1, Ordering::SeqCst);
+            }
         }
+        Ok(decision)
     }
 
     /// The call retried, in Spring's order: Retry(CircuitBreaker(Bulkhead(call))), with the
@@ -452,7 +493,7 @@ impl CreditCheck {
         self.ask_bureau(app).await
     }
 
-    /// The protected call's body: the bureau's score, cached for later fallbacks.
+    /// The protected call's body: the bureau's score ([`Self::check`] caches it).
     async fn ask_bureau(&self, app: &Application) -> Result<Decision, BureauError> {
         // Counted here, inside the permitted call, before any socket is used: the game day
         // checks that this never moves while the breaker is OPEN (docs/CREDIT_BUREAU.md §1).
@@ -460,7 +501,6 @@ impl CreditCheck {
         // Nothing below runs on a thread of its own: when `timeout-duration` passes, the
         // breaker drops this future, which drops reqwest's request and closes its connection.
         let score = self.get_report(app).await?;
-        self.cache.put_aged(&app.tax_id, score, Duration::ZERO);
         Ok(Decision::Bureau { score })
     }
 
@@ -544,21 +584,47 @@ impl CreditCheck {
         self.cached_or_queued(app).await
     }
 
-    /// A cached score younger than 30 days, else the application queued durably (202).
+    /// A cached score younger than 30 days, else the application queued durably (202), else
+    /// a 503 that names the queue.
+    ///
+    /// A cache that fails counts as a miss (counted in [`ClientStats::cache_errors`]): the
+    /// application goes straight to the queue. A queue that fails (down, stalled past the
+    /// store's timeout) is [`Decision::Unavailable`]: the application was not captured, and
+    /// is never counted as queued. Each store operation is marked on the wire while it runs,
+    /// so that Tokio's paused clock does not jump over it (wire.rs).
     async fn cached_or_queued(&self, app: &Application) -> Decision {
-        if let Some((score, age_days)) = self.cache.recent(&app.tax_id) {
-            return Decision::Cached { score, age_days };
+        let now = self.clock.now();
+        let looked_up = {
+            let _io = self.wire.store_io();
+            self.cache.recent(&app.tax_id, now).await
+        };
+        match looked_up {
+            Ok(Some((score, age_days))) => {
+                let counted = {
+                    let _io = self.wire.store_io();
+                    self.cache.count_hit(self.clock.bucket_now()).await
+                };
+                if counted.is_err() {
+                    self.stats.cache_errors.fetch_add(1, Ordering::SeqCst);
+                }
+                return Decision::Cached { score, age_days };
+            }
+            Ok(None) => {}
+            Err(_) => {
+                self.stats.cache_errors.fetch_add(1, Ordering::SeqCst);
+            }
         }
-        let queue = self.queue.clone();
-        let (id, tax_id) = (app.id.clone(), app.tax_id.clone());
-        // The line is on disk (fsync) before the 202 is given.
-        let written = tokio::task::spawn_blocking(move || queue.append(&id, &tax_id)).await;
-        match written {
-            Ok(Ok(())) => {
+        let queued = {
+            let _io = self.wire.store_io();
+            self.queue.enqueue(&app.id, &app.tax_id, now).await
+        };
+        match queued {
+            // A new row, or one already there for this id: committed either way. (The game day
+            // never repeats an id, so each 202 it counts is one row.)
+            Ok(_) => {
                 lock(&self.stats.queued_ids).push(app.id.clone());
                 Decision::Queued
             }
-            Ok(Err(e)) => Decision::Unavailable(e.to_string()),
             Err(e) => Decision::Unavailable(e.to_string()),
         }
     }

@@ -21,9 +21,22 @@
 //! request rate during the brownout beside the rate of applications offered, for the retry
 //! storm (docs/GAME_DAY.md).
 //!
-//! The configuration is examples/credit_bureau.toml (`--config PATH` for another file); the
-//! manual-review queue is written to a fresh file in the temp dir (`--queue PATH` to choose),
-//! and kept after the run. `CREDIT_BUREAU_COMPRESSED=1` is the same as `--compressed`.
+//! The configuration is examples/credit_bureau.toml (`--config PATH` for another file).
+//! `CREDIT_BUREAU_COMPRESSED=1` is the same as `--compressed`.
+//!
+//! The fallback's parts are the contract's with `--postgres URL` (the manual-review queue as
+//! the table `manual_underwriting_queue`, created if missing) and `--redis URL` (the score
+//! cache), or `CREDIT_BUREAU_POSTGRES_URL` / `CREDIT_BUREAU_REDIS_URL`:
+//!
+//! ```text
+//! cargo run --example credit_bureau -- --compressed \
+//!     --postgres postgres://postgres@127.0.0.1:5432/postgres --redis redis://127.0.0.1:6379
+//! ```
+//!
+//! Without them it runs on the embedded defaults, and says so when it starts: the queue in a
+//! fresh file in the temp dir (`--queue PATH` to choose), fsync'd before each 202 and kept
+//! after the run, and the cache in memory. `--store-timeout MS` bounds every store operation
+//! (2000 ms).
 //!
 //! Beside the text report on stdout, the run is drawn as a timeline (breaker states, answers
 //! per second, latency, the brownout) in a self-contained HTML file: `credit_bureau_report.html`
@@ -38,7 +51,7 @@ mod game;
 
 use std::path::PathBuf;
 use std::process::exit;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use breaker::{Clock, Registry};
 
@@ -46,6 +59,12 @@ fn main() {
     let mut compressed = std::env::var("CREDIT_BUREAU_COMPRESSED").is_ok_and(|v| v == "1");
     let mut config = PathBuf::from(game::CONFIG_PATH);
     let mut queue = None;
+    let mut stores = game::store::StoreConfig {
+        postgres_url: std::env::var("CREDIT_BUREAU_POSTGRES_URL").ok(),
+        redis_url: std::env::var("CREDIT_BUREAU_REDIS_URL").ok(),
+        queue_path: None,
+        timeout: game::store::DEFAULT_TIMEOUT,
+    };
     let mut html = PathBuf::from(game::picture::DEFAULT_FILE);
     let mut rate = 220;
     let mut bulkhead = true;
@@ -69,6 +88,23 @@ fn main() {
                     exit(2);
                 }
             },
+            "--postgres" | "--redis" => {
+                let Some(url) = args.next() else {
+                    eprintln!("{arg} needs a URL");
+                    exit(2);
+                };
+                match arg.as_str() {
+                    "--postgres" => stores.postgres_url = Some(url),
+                    _ => stores.redis_url = Some(url),
+                }
+            }
+            "--store-timeout" => match args.next().and_then(|v| v.parse::<u64>().ok()) {
+                Some(ms) if ms > 0 => stores.timeout = Duration::from_millis(ms),
+                _ => {
+                    eprintln!("--store-timeout needs a whole number of milliseconds above 0");
+                    exit(2);
+                }
+            },
             "--config" | "--queue" | "--html" => {
                 let Some(value) = args.next() else {
                     eprintln!("{arg} needs a path");
@@ -81,7 +117,7 @@ fn main() {
                 }
             }
             other => {
-                eprintln!("unknown argument `{other}`; expected --compressed, --no-bulkhead, --retry MODE, --rate N, --config PATH, --queue PATH, --html PATH");
+                eprintln!("unknown argument `{other}`; expected --compressed, --no-bulkhead, --retry MODE, --rate N, --postgres URL, --redis URL, --store-timeout MS, --config PATH, --queue PATH, --html PATH");
                 exit(2);
             }
         }
@@ -110,22 +146,24 @@ fn main() {
         eprintln!("the global breaker registry was already in use");
         exit(1);
     }
-    let queue_path = queue.unwrap_or_else(|| {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        std::env::temp_dir().join(format!(
-            "credit_bureau_review_queue_{}_{nanos}.log",
-            std::process::id()
-        ))
-    });
+    if stores.postgres_url.is_none() {
+        stores.queue_path = Some(queue.unwrap_or_else(|| {
+            let nanos = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            std::env::temp_dir().join(format!(
+                "credit_bureau_review_queue_{}_{nanos}.log",
+                std::process::id()
+            ))
+        }));
+    }
     let options = game::Options {
         scale,
         rate,
         workers: 200,
         bulkhead,
         retry,
-        queue_path: queue_path.clone(),
+        stores,
         paused_clock: false,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -138,10 +176,9 @@ fn main() {
             exit(1);
         }
     };
-    match runtime.block_on(game::run(&options)) {
+    match runtime.block_on(open_and_run(&options)) {
         Ok(report) => {
             println!("{report}");
-            println!("manual-review queue:      {}", queue_path.display());
             let drawn = game::picture::write_html(&report, &html);
             match &drawn {
                 Ok(()) => println!("picture of the run:       {}", html.display()),
@@ -159,4 +196,35 @@ fn main() {
             exit(1);
         }
     }
+}
+
+/// Opens the fallback's queue and cache, says which they are, and runs the game day on them.
+async fn open_and_run(options: &game::Options) -> Result<game::Report, String> {
+    let stores = &options.stores;
+    let queue = game::store::ReviewQueue::open(stores)
+        .await
+        .map_err(|e| e.to_string())?;
+    let cache = game::store::ScoreCache::open(stores)
+        .await
+        .map_err(|e| e.to_string())?;
+    let default = |given: &Option<String>, flag: &str, part: &str| {
+        if given.is_some() {
+            String::new()
+        } else {
+            format!(" (embedded default; {flag} URL for {part})")
+        }
+    };
+    println!(
+        "manual-review queue: {}{}",
+        queue.describe(),
+        default(&stores.postgres_url, "--postgres", "PostgreSQL")
+    );
+    println!(
+        "score cache:         {}{}",
+        cache.describe(),
+        default(&stores.redis_url, "--redis", "Redis")
+    );
+    game::run_on(options, queue, cache)
+        .await
+        .map_err(|e| e.to_string())
 }

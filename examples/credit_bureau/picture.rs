@@ -117,8 +117,9 @@ struct Column {
 }
 
 /// The lines over the stacked answers (the fallback's causes, the applications that found no
-/// free worker and the requests the bureau received): the text report's names, the column's
-/// count, colour and dash pattern, and a data-attribute key.
+/// free worker, the requests the bureau received, and the rows queued and the cache hits as
+/// the queue and the cache counted them): the text report's names, the column's count, colour
+/// and dash pattern, and a data-attribute key.
 type Cause = (
     &'static str,
     fn(&Column) -> u64,
@@ -132,7 +133,7 @@ fn fallbacks(c: &Column, cause: FallbackCause) -> u64 {
     u64::from(c.counts.fallbacks[cause as usize])
 }
 
-const CAUSES: [Cause; 6] = [
+const CAUSES: [Cause; 8] = [
     (
         "refused by OPEN/HALF_OPEN",
         |c| fallbacks(c, FallbackCause::Refused),
@@ -176,6 +177,23 @@ const CAUSES: [Cause; 6] = [
         "#00897b",
         "1 3",
         "bureau-hits",
+    ),
+    // Not fallbacks either: the fallback's parts' own counts, read back from them after the
+    // run (PostgreSQL's rows by `queued_at`, Redis's hit counters), to read against the queued
+    // and the cached answers in the stack.
+    (
+        "rows queued (from queue)",
+        |c| u64::from(c.counts.queue_rows),
+        "#6a1b9a",
+        "5 2 1 2",
+        "queue-rows",
+    ),
+    (
+        "cache hits (from cache)",
+        |c| u64::from(c.counts.cache_hits),
+        "#2e7d32",
+        "5 2 1 2",
+        "cache-hits",
     ),
 ];
 

@@ -12,7 +12,13 @@
 //! blocking task holds Tokio's paused clock still (`spawn_blocking` stops the auto-advance)
 //! until the last mark is gone. Every duration of the run is then the script's and the
 //! configuration's, on any machine. Any other I/O that a run on the paused clock waits on must
-//! be marked the same way, or the clock jumps over it.
+//! be marked the same way, or the clock jumps over it: each operation of the fallback's stores
+//! (PostgreSQL, Redis, the queue file's fsync) is marked for as long as a [`StoreIo`] guard
+//! lives ([`Wire::store_io`]).
+//!
+//! On the paused clock the stores' own timeouts cannot fire while their I/O is marked (the
+//! clock stands still): a store that never answers is cut off by [`GIVE_UP`] instead. Runs
+//! that stall a store on purpose run in real time.
 //!
 //! Requests are told apart by the [`REQUEST_ID`] header the client adds.
 
@@ -42,6 +48,8 @@ enum Leg {
     Answer,
     /// Given up by the client while the bureau held it, not yet seen by the bureau.
     HangUp,
+    /// Not a request: a store operation's I/O, under way until its [`StoreIo`] is dropped.
+    Store,
 }
 
 /// The requests between the client and the bureau, and the hold on the clock.
@@ -102,6 +110,17 @@ impl Wire {
             wire: self.clone(),
             id,
             landed: false,
+        }
+    }
+
+    /// A store operation begins: its I/O is marked on its way until the guard is dropped
+    /// (when the operation ends, or its future is dropped).
+    pub(crate) fn store_io(self: &Arc<Wire>) -> StoreIo {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.move_to(id, |_| Some(Some(Leg::Store)));
+        StoreIo {
+            wire: self.clone(),
+            id,
         }
     }
 
@@ -214,5 +233,20 @@ impl Drop for Sent {
                 None => None,
             });
         }
+    }
+}
+
+/// A store operation under way (see [`Wire::store_io`]): its I/O holds the paused clock still
+/// until this is dropped.
+#[derive(Debug)]
+#[must_use = "the operation is marked only while the guard lives"]
+pub(crate) struct StoreIo {
+    wire: Arc<Wire>,
+    id: u64,
+}
+
+impl Drop for StoreIo {
+    fn drop(&mut self) {
+        self.wire.move_to(self.id, |leg| leg.map(|_| None));
     }
 }

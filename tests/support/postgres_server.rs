@@ -57,7 +57,15 @@ impl PostgresServer {
         let initdb = as_user(Command::new(bin.join("initdb")), run_as)
             .arg("-D")
             .arg(&data)
-            .args(["-U", USER, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+            .args([
+                "-U",
+                USER,
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ])
             .output();
         check_ran("initdb", initdb);
         let mut server = PostgresServer {
@@ -122,7 +130,16 @@ impl PostgresServer {
     /// headers (`-At`), one line per row, `|` between columns. Panics if psql fails.
     pub(crate) fn psql(&self, sql: &str) -> String {
         let output = Command::new(self.bin.join("psql"))
-            .args(["-X", "-At", "-v", "ON_ERROR_STOP=1", "-d", &self.url(), "-c", sql])
+            .args([
+                "-X",
+                "-At",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                &self.url(),
+                "-c",
+                sql,
+            ])
             .stdin(Stdio::null())
             .output();
         let output = check_ran("psql", output);
@@ -159,7 +176,11 @@ impl PostgresServer {
         self.child = Some(child);
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
-            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
                 self.child = None;
                 return Err(format!(
                     "postgres on port {} exited ({status}); its log: {}",
@@ -168,7 +189,15 @@ impl PostgresServer {
                 ));
             }
             let ready = Command::new(self.bin.join("pg_isready"))
-                .args(["-q", "-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", USER])
+                .args([
+                    "-q",
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    &self.port.to_string(),
+                    "-U",
+                    USER,
+                ])
                 .stdin(Stdio::null())
                 .status();
             if ready.is_ok_and(|s| s.success()) {
@@ -209,22 +238,25 @@ impl Drop for PostgresServer {
 /// The directory of PostgreSQL's server programs: Debian's `/usr/lib/postgresql/<version>/bin`
 /// (the newest version there), else wherever `postgres` is on PATH.
 fn bin_dir() -> PathBuf {
-    let debian = fs::read_dir("/usr/lib/postgresql").ok().and_then(|versions| {
-        versions
-            .filter_map(Result::ok)
-            .filter_map(|v| {
-                let number: u32 = v.file_name().to_str()?.parse().ok()?;
-                let bin = v.path().join("bin");
-                bin.join("postgres").is_file().then_some((number, bin))
-            })
-            .max_by_key(|(number, _)| *number)
-            .map(|(_, bin)| bin)
-    });
+    let debian = fs::read_dir("/usr/lib/postgresql")
+        .ok()
+        .and_then(|versions| {
+            versions
+                .filter_map(Result::ok)
+                .filter_map(|v| {
+                    let number: u32 = v.file_name().to_str()?.parse().ok()?;
+                    let bin = v.path().join("bin");
+                    bin.join("postgres").is_file().then_some((number, bin))
+                })
+                .max_by_key(|(number, _)| *number)
+                .map(|(_, bin)| bin)
+        });
     if let Some(bin) = debian {
         return bin;
     }
     let on_path = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path).find(|dir| dir.join("postgres").is_file() && dir.join("initdb").is_file())
+        std::env::split_paths(&path)
+            .find(|dir| dir.join("postgres").is_file() && dir.join("initdb").is_file())
     });
     on_path.unwrap_or_else(|| panic!("{INSTALL_HINT}"))
 }
