@@ -273,6 +273,47 @@ fn a_rejection_made_without_the_lock_still_carries_the_metrics() {
 /// What a listener heard: each event's kind and error text.
 type Heard = Arc<Mutex<Vec<(String, Option<String>)>>>;
 
+/// A failed call's error is formatted only when a listener asked for error texts: with none
+/// (a plain listener only), its `Display` never runs, so a failure nobody reads costs no text.
+#[test]
+fn an_error_is_formatted_only_for_a_listener_that_asked() {
+    #[derive(Debug)]
+    struct Counted(Arc<AtomicUsize>);
+    impl std::fmt::Display for Counted {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            f.write_str("counted")
+        }
+    }
+    let (_clock, registry) = manual_registry(
+        Config::builder()
+            .sliding_window_size(100)
+            .minimum_number_of_calls(100)
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("formatted");
+    let formatted = Arc::new(AtomicUsize::new(0));
+    // `Described`: the error's `Display` is its text, for the listeners that ask.
+    let described = breaker_core::Described::new();
+    let fail = || b.call_sync_with(&described, || Err::<(), _>(Counted(formatted.clone())));
+    let plain = b.subscribe(|_| {});
+    let _ = fail();
+    assert_eq!(
+        formatted.load(Ordering::SeqCst),
+        0,
+        "no listener asked for the text"
+    );
+    let texts = b.subscribe_with_error_texts(|_| {});
+    let _ = fail();
+    assert_eq!(
+        formatted.load(Ordering::SeqCst),
+        1,
+        "one listener asked for it"
+    );
+    drop((plain, texts));
+}
+
 /// The error texts of failed and ignored calls reach the listeners that asked for them
 /// (a breaker's and a registry's), and no other; a success, a rejection and a call completed by
 /// hand carry none.
