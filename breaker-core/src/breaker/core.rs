@@ -17,7 +17,6 @@
 //! `core/machine.rs`.
 
 use std::any::Any;
-use std::fmt;
 use std::panic::resume_unwind;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -443,14 +442,6 @@ impl Grant {
     #[inline]
     pub(crate) fn started_at(self) -> Timestamp {
         self.start
-    }
-}
-
-impl fmt::Debug for BreakerCore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BreakerCore")
-            .field("name", &self.name())
-            .finish_non_exhaustive()
     }
 }
 
