@@ -17,7 +17,6 @@
 //! `core/machine.rs`.
 
 use std::any::Any;
-use std::fmt;
 use std::panic::resume_unwind;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -87,6 +86,9 @@ pub(crate) struct BreakerCore {
     this: Weak<BreakerCore>,
 }
 
+/// [`LockFreeView::open_window`] when OPEN's metrics are not a lock-free window's.
+const NO_WINDOW: u64 = u64::MAX;
+
 /// What the lock-free call paths read without the breaker's lock. The state machine writes it
 /// under the lock, `tag` last (see `enter` in `core/machine.rs`).
 struct LockFreeView {
@@ -101,6 +103,11 @@ struct LockFreeView {
     /// OPEN's window figures, kept up to date under the lock, so that a rejection made without
     /// the lock can still publish an event carrying the metrics.
     open_metrics: OpenView,
+    /// While OPEN carries on CLOSED's lock-free window: the id of that CLOSED state
+    /// ([`NO_WINDOW`] otherwise). A rejection made without the lock then reads the window's
+    /// totals as they are, which holds every call recorded in it, even one recorded without
+    /// the lock as the breaker opened (after `open_metrics` was taken). Written before `tag`.
+    open_window: AtomicU64,
     /// CLOSED's count window, recorded without the lock (count-based windows of up to
     /// `window::closed::MAX_SIZE` calls; others record under the lock).
     closed_window: Option<Arc<ClosedWindow>>,
@@ -229,6 +236,7 @@ impl BreakerCore {
                 retry_after: AtomicU64::new(0),
                 not_permitted: AtomicU64::new(0),
                 open_metrics: OpenView::default(),
+                open_window: AtomicU64::new(NO_WINDOW),
                 closed_window,
                 thresholds,
             },
@@ -434,14 +442,6 @@ impl Grant {
     #[inline]
     pub(crate) fn started_at(self) -> Timestamp {
         self.start
-    }
-}
-
-impl fmt::Debug for BreakerCore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BreakerCore")
-            .field("name", &self.name())
-            .finish_non_exhaustive()
     }
 }
 

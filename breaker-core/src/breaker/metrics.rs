@@ -70,6 +70,14 @@ pub(crate) enum EventMetrics {
         minimum_calls: u32,
         not_permitted: u64,
     },
+    /// A rejection in OPEN while OPEN carries on CLOSED's lock-free window: that window's
+    /// totals packed, as they were when the rejection was made, its minimum number of calls, the
+    /// not-permitted count.
+    Open {
+        totals: u64,
+        minimum_calls: u32,
+        not_permitted: u64,
+    },
 }
 
 impl EventMetrics {
@@ -86,6 +94,15 @@ impl EventMetrics {
                 let totals = Totals::unpack(totals);
                 let rates = rates(&totals, minimum_calls);
                 metrics_of(State::Closed, &totals, rates, not_permitted)
+            }
+            EventMetrics::Open {
+                totals,
+                minimum_calls,
+                not_permitted,
+            } => {
+                let totals = Totals::unpack(totals);
+                let rates = rates(&totals, minimum_calls);
+                metrics_of(State::Open, &totals, rates, not_permitted)
             }
         }
     }

@@ -249,9 +249,12 @@ impl StateMetrics {
         self.thresholds.verdict(&totals)
     }
 
-    /// Whether this is the breaker's lock-free window, emptied for state `state`.
-    pub(crate) fn is_closed_window(&self, state: StateId) -> bool {
-        matches!(&self.window, Window::Closed { state: s, .. } if *s == state)
+    /// The CLOSED state this is the breaker's lock-free window of, if it is that window.
+    pub(crate) fn closed_window_state(&self) -> Option<StateId> {
+        match &self.window {
+            Window::Closed { state, .. } => Some(*state),
+            _ => None,
+        }
     }
 }
 

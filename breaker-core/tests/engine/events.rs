@@ -270,8 +270,123 @@ fn a_rejection_made_without_the_lock_still_carries_the_metrics() {
     assert_eq!(seen[0].not_permitted_calls, 1);
 }
 
+/// A rejection made without the lock carries the breaker's metrics with every figure, slow
+/// calls and rates included, whether OPEN carries on CLOSED's window or was entered from
+/// HALF_OPEN (whose figures OPEN keeps as a copy).
+#[test]
+fn a_rejection_carries_every_figure_of_the_breaker_s_metrics() {
+    let (clock, registry) = manual_registry(
+        Config::builder()
+            .sliding_window_size(4)
+            .minimum_number_of_calls(4)
+            .failure_rate_threshold(100.0)
+            .slow_call_duration_threshold(Duration::from_millis(10))
+            .slow_call_rate_threshold(75.0)
+            .wait_duration_in_open_state(Duration::from_secs(1))
+            .permitted_number_of_calls_in_half_open_state(4)
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("figures");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let _sub = b.subscribe(move |e| {
+        if e.kind() == EventKind::NotPermitted {
+            sink.lock().unwrap().push(e.metrics());
+        }
+    });
+    let ms = Duration::from_millis;
+    // Slow successes, slow failures and a fast failure: slow rate 75 %, failure rate 50 %.
+    let calls = [
+        (Outcome::Success, ms(20)),
+        (Outcome::Failure, ms(20)),
+        (Outcome::Failure, ms(1)),
+        (Outcome::Success, ms(30)),
+    ];
+    for (outcome, took) in calls {
+        b.try_acquire().unwrap().record(outcome, took);
+    }
+    assert_eq!(b.state(), State::Open);
+    assert!(b.try_acquire().is_err());
+    // The same four calls as HALF_OPEN's trials: OPEN again, from HALF_OPEN.
+    clock.advance(ms(1_001));
+    for (outcome, took) in calls {
+        b.try_acquire().unwrap().record(outcome, took);
+    }
+    assert_eq!(b.state(), State::Open);
+    assert!(b.try_acquire().is_err());
+    let metrics = b.metrics();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    for (n, heard) in seen.iter().enumerate() {
+        let from = ["CLOSED", "HALF_OPEN"][n];
+        assert_eq!(
+            (
+                heard.slow_calls,
+                heard.slow_failed_calls,
+                heard.slow_successful_calls
+            ),
+            (3, 1, 2),
+            "OPEN from {from}: {heard:?}"
+        );
+        assert_eq!(
+            (heard.buffered_calls, heard.failed_calls),
+            (4, 2),
+            "OPEN from {from}"
+        );
+        assert_eq!(
+            (heard.failure_rate, heard.slow_call_rate),
+            (Some(50.0), Some(75.0)),
+            "OPEN from {from}"
+        );
+        assert_eq!(heard.not_permitted_calls, 1, "OPEN from {from}");
+    }
+    assert_eq!(seen[1], metrics, "the event's metrics are the breaker's");
+}
+
 /// What a listener heard: each event's kind and error text.
 type Heard = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// A failed call's error is formatted only when a listener asked for error texts: with none
+/// (a plain listener only), its `Display` never runs, so a failure nobody reads costs no text.
+#[test]
+fn an_error_is_formatted_only_for_a_listener_that_asked() {
+    #[derive(Debug)]
+    struct Counted(Arc<AtomicUsize>);
+    impl std::fmt::Display for Counted {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            f.write_str("counted")
+        }
+    }
+    let (_clock, registry) = manual_registry(
+        Config::builder()
+            .sliding_window_size(100)
+            .minimum_number_of_calls(100)
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("formatted");
+    let formatted = Arc::new(AtomicUsize::new(0));
+    // `Described`: the error's `Display` is its text, for the listeners that ask.
+    let described = breaker_core::Described::new();
+    let fail = || b.call_sync_with(&described, || Err::<(), _>(Counted(formatted.clone())));
+    let plain = b.subscribe(|_| {});
+    let _ = fail();
+    assert_eq!(
+        formatted.load(Ordering::SeqCst),
+        0,
+        "no listener asked for the text"
+    );
+    let texts = b.subscribe_with_error_texts(|_| {});
+    let _ = fail();
+    assert_eq!(
+        formatted.load(Ordering::SeqCst),
+        1,
+        "one listener asked for it"
+    );
+    drop((plain, texts));
+}
 
 /// The error texts of failed and ignored calls reach the listeners that asked for them
 /// (a breaker's and a registry's), and no other; a success, a rejection and a call completed by

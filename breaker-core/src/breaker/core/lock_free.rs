@@ -9,7 +9,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::{BreakerCore, Grant};
+use super::{BreakerCore, Grant, NO_WINDOW};
 use crate::breaker::metrics::EventMetrics;
 use crate::breaker::tag::StateTag;
 use crate::classify::Outcome;
@@ -18,6 +18,7 @@ use crate::event::{ErrorText, Event, EventKind};
 use crate::state::{State, StateId};
 use crate::time::timestamp::Timestamp;
 use crate::window::closed::{ClosedWindow, Recorded};
+use crate::window::totals::Totals;
 use crate::window::Verdict;
 
 impl BreakerCore {
@@ -175,9 +176,6 @@ impl BreakerCore {
                 } else if LISTENED {
                     self.publish_closed_call(failed, elapsed, totals.pack(), now, error);
                 }
-                if self.view.tag.load() != tag {
-                    self.refresh_open_view(state, now);
-                }
             }
         }
         Ok(())
@@ -186,14 +184,32 @@ impl BreakerCore {
     /// Publishes a rejection made on the lock-free OPEN path.
     #[cold]
     fn publish_rejection(&self, now: Timestamp) {
-        let metrics = self
-            .view
-            .open_metrics
-            .load(self.view.not_permitted.load(Ordering::Relaxed));
+        let not_permitted = self.view.not_permitted.load(Ordering::Relaxed);
+        let metrics = match self.open_window_totals() {
+            Some(totals) => EventMetrics::Open {
+                totals: totals.pack(),
+                minimum_calls: self.view.thresholds.minimum_calls(),
+                not_permitted,
+            },
+            None => EventMetrics::Taken(self.view.open_metrics.load(not_permitted)),
+        };
         let kind = EventKind::NotPermitted;
-        let metrics = EventMetrics::Taken(metrics);
         let event = Event::new(self.event_name(), now, kind, None, metrics);
         self.audience.deliver(&event);
+    }
+
+    /// OPEN's totals read from CLOSED's lock-free window, when OPEN carries that window on and
+    /// its totals are consistent at this moment (no call half-recorded in it). `None`
+    /// otherwise: OPEN's figures are then `open_metrics`, taken under the lock.
+    fn open_window_totals(&self) -> Option<Totals> {
+        let state = self.view.open_window.load(Ordering::Relaxed);
+        if state == NO_WINDOW {
+            return None;
+        }
+        self.view
+            .closed_window
+            .as_ref()?
+            .totals(StateId::from_raw(state))
     }
 
     /// The event of a CLOSED call recorded without the lock (`failed` or not, `elapsed`

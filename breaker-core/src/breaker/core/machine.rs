@@ -10,7 +10,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::{give_back, BreakerCore, Grant, Machine, Phase};
+use super::{give_back, BreakerCore, Grant, Machine, Phase, NO_WINDOW};
 use crate::breaker::publish::Pending;
 use crate::classify::Outcome;
 use crate::error::{CallNotPermitted, IllegalTransition};
@@ -276,6 +276,11 @@ impl BreakerCore {
             }
         };
         if to == State::Open {
+            let window = m
+                .metrics
+                .closed_window_state()
+                .map_or(NO_WINDOW, StateId::get);
+            self.view.open_window.store(window, Ordering::Relaxed);
             self.view.open_metrics.store(&m.snapshot(now, 0));
         } else {
             self.view.not_permitted.store(0, Ordering::Relaxed);
@@ -314,17 +319,6 @@ impl BreakerCore {
                 }
             }
         });
-    }
-
-    /// A call recorded without the lock while the breaker left CLOSED state `state`: if OPEN
-    /// carries that window on, its lock-free view must show the call.
-    #[cold]
-    pub(super) fn refresh_open_view(&self, state: StateId, now: Timestamp) {
-        let mut m = self.lock();
-        if matches!(m.phase, Phase::Open { .. }) && m.metrics.is_closed_window(state) {
-            let snapshot = m.snapshot(now, 0);
-            self.view.open_metrics.store(&snapshot);
-        }
     }
 
     /// A manual transition.
