@@ -4,10 +4,16 @@
 
 #[path = "bureau.rs"]
 pub(crate) mod bureau;
+#[path = "fleet.rs"]
+pub(crate) mod fleet;
+#[path = "fleet_picture.rs"]
+pub(crate) mod fleet_picture;
 #[path = "loan.rs"]
 pub(crate) mod loan;
 #[path = "picture.rs"]
 pub(crate) mod picture;
+#[path = "service.rs"]
+pub(crate) mod service;
 #[path = "store.rs"]
 pub(crate) mod store;
 #[path = "wire.rs"]

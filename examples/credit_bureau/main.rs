@@ -56,6 +56,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use breaker::{Clock, Registry};
 
 fn main() {
+    // The fleet game day's two subcommands (docs/GAME_DAY.md, "The fleet").
+    match std::env::args().nth(1).as_deref() {
+        Some("replica") => exit(game::fleet::replica_main(std::env::args().skip(2))),
+        Some("fleet") => exit(game::fleet::fleet_main(std::env::args().skip(2))),
+        _ => {}
+    }
     let mut compressed = std::env::var("CREDIT_BUREAU_COMPRESSED").is_ok_and(|v| v == "1");
     let mut config = PathBuf::from(game::CONFIG_PATH);
     let mut queue = None;

@@ -214,7 +214,7 @@ fn outcome_colour(outcome: Outcome) -> &'static str {
 }
 
 /// The band's fill and its label's colour.
-fn state_colours(state: State) -> (&'static str, &'static str) {
+pub(crate) fn state_colours(state: State) -> (&'static str, &'static str) {
     match state {
         State::Closed => ("#43a047", "#ffffff"),
         State::Open => ("#e53935", "#ffffff"),
@@ -1123,7 +1123,7 @@ fn thousands(n: u64) -> String {
 }
 
 /// 1, 2 or 5 times a power of ten, at least `raw`.
-fn nice_step(raw: f64) -> f64 {
+pub(crate) fn nice_step(raw: f64) -> f64 {
     if raw.is_nan() || raw <= 0.0 || raw.is_infinite() {
         return 1.0;
     }
@@ -1158,7 +1158,7 @@ fn wrap(text: &str, room: f64, size: f64) -> Vec<String> {
 }
 
 /// `at` as "YYYY-MM-DD HH:MM UTC".
-fn utc(at: SystemTime) -> String {
+pub(crate) fn utc(at: SystemTime) -> String {
     let secs = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let days = (secs / 86_400) as i64;
     let (hour, minute) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
