@@ -28,7 +28,8 @@
 //!
 //! The replicas are the example's binary, found next to this test's (`cargo test --workspace
 //! --all-features` builds the examples before it runs the tests; alone: `cargo build --example
-//! credit_bureau --features redis-hint`), or at `CREDIT_BUREAU_EXAMPLE`.
+//! credit_bureau --features redis-hint`), or at `CREDIT_BUREAU_EXAMPLE`. The fleet runs the Redis
+//! hint, so this test is built with the `redis-hint` feature only (`required-features`).
 
 // Tests cannot run examples, so the example's modules are included here. The test does not
 // use every item the example's `main` uses.
@@ -435,10 +436,6 @@ fn opened_on_its_own_evidence(run: &FleetRun) -> u64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(feature = "redis-hint"),
-    ignore = "the fleet runs the Redis hint: cargo test --features redis-hint"
-)]
 async fn the_fleet_game_day_with_and_without_the_hint_and_with_redis_killed() {
     let exe = example_binary();
     let postgres = PostgresServer::start();
