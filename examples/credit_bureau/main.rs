@@ -51,7 +51,7 @@ mod game;
 
 use std::path::PathBuf;
 use std::process::exit;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use breaker::{Clock, Registry};
 
@@ -153,15 +153,7 @@ fn main() {
         exit(1);
     }
     if stores.postgres_url.is_none() {
-        stores.queue_path = Some(queue.unwrap_or_else(|| {
-            let nanos = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos());
-            std::env::temp_dir().join(format!(
-                "credit_bureau_review_queue_{}_{nanos}.log",
-                std::process::id()
-            ))
-        }));
+        stores.queue_path = Some(queue.unwrap_or_else(game::store::fresh_queue_path));
     }
     let options = game::Options {
         scale,

@@ -288,7 +288,7 @@ impl ReviewQueue {
 }
 
 /// A fresh file in the temp dir for a queue.
-fn fresh_queue_path() -> PathBuf {
+pub(crate) fn fresh_queue_path() -> PathBuf {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
