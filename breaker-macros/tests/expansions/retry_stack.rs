@@ -73,6 +73,18 @@ impl Tenant {
     }
 }
 
+/// An error of the function's own with no conversion from `MaxRetriesExceeded`: without
+/// `result = ..` only errors are retried and the last one comes back as it is, so the
+/// attribute asks for no such conversion.
+#[derive(Debug, PartialEq)]
+struct Declined(u32);
+
+// Not retried (`retry` says so), so the call takes no wait between attempts.
+#[retry(name = "pass:retry-own-error", retry = |_: &Declined| false)]
+fn declined(id: u32) -> Result<u32, Declined> {
+    Err(Declined(id))
+}
+
 fn assert_send<T: Send>(t: T) -> T {
     t
 }
@@ -88,4 +100,5 @@ fn compiles_and_runs() {
     assert_eq!(rt.block_on(tenant.quote(2)).unwrap().to_string(), "6");
     assert_eq!(tenant.stock(1).unwrap(), 4);
     assert_eq!(tenant.bump().unwrap(), 4);
+    assert_eq!(declined(5), Err(Declined(5)));
 }
