@@ -4,8 +4,10 @@
 
 use crate::support::logs;
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::pin;
+use std::sync::Once;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -29,18 +31,45 @@ fn warnings_about(name: &str) -> Vec<String> {
     logs::lines_with(&["WARN", &format!("breaker={name}"), "timeout-duration"])
 }
 
+thread_local! {
+    /// The panics this thread has raised, caught or not (see [`count_panics`]).
+    static PANICS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Counts every panic in the thread that raises it, then lets the hook that was there print it
+/// as before. Installed once for the whole test binary.
+fn count_panics() {
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.with(|n| n.set(n.get() + 1));
+            previous(info);
+        }));
+    });
+}
+
 #[test]
 fn a_runtime_without_timers_runs_the_call_untimed_and_says_so_once() {
     logs::capture();
+    count_panics();
     let (_registry, b) = breaker("timeouts:no-time-driver");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("a runtime without the time driver");
+    let panics_before = PANICS.with(Cell::get);
     for i in 0..100u32 {
         let out = runtime.block_on(b.call(async move { Ok::<_, ()>(i) }));
         assert_eq!(out.unwrap(), i, "call {i} must run and succeed");
     }
     assert_eq!(b.metrics().successful_calls, 100);
+    // Tokio panics when a timer is made without the time driver; the breaker finds out once
+    // (that panic, caught) and then stops trying, so the panic hook does not print it per call.
+    assert_eq!(
+        PANICS.with(Cell::get) - panics_before,
+        1,
+        "the missing time driver was tried more than once"
+    );
     let warned = warnings_about("timeouts:no-time-driver");
     assert_eq!(warned.len(), 1, "{warned:#?}");
     assert!(warned[0].contains("enable_time"), "{}", warned[0]);
