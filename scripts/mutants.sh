@@ -15,7 +15,8 @@
 # Two groups, each with the tests that can see its code: breaker-core's files against the
 # crate's own unit tests and its engine, metrics and config test binaries (its doctests, the
 # Redis and allocation binaries are left out: slower, and they test nothing these files decide
-# alone); the attribute's expansion against the facade's attribute tests. A shard k/n runs
+# alone); the attribute's expansion against the facade's attribute tests and the macro
+# crate's expansion cases. A shard k/n runs
 # slice k of each group. Results go to target/mutants/<group>-<k>of<n>/mutants.out.
 #
 # Installs cargo-mutants (pinned) with `cargo install --locked` if this machine lacks it.
@@ -41,11 +42,15 @@ MACRO_FILES=('breaker-macros/src/expand.rs')
 # a mutant that makes a wait endless is a timeout, counted apart from caught ones).
 CORE_TESTS=(--test-package breaker-core --cargo-arg=--lib --cargo-arg=--test=engine
     --cargo-arg=--test=metrics --cargo-arg=--test=config --timeout-multiplier 3)
-# cargo-mutants builds and tests its unmutated baseline in the mutated package itself
-# (breaker-macros), whatever --test-package says, and breaker-macros has no `attribute` test:
-# the macro group skips the baseline and sets its timeout (the attribute tests run in seconds).
-MACRO_TESTS=(--test-package resilience-breaker --cargo-arg=--test=attribute --baseline=skip
-    --timeout 300)
+# The expansion's tests: the facade's attribute tests (what the expanded code does) and the
+# macro crate's own `expansions` (every shape the attribute takes compiles: a mutant that asks
+# a shape for a trait it lacks fails there). Its trybuild cases (`ui`, every misuse is an
+# error) are left out: a minute or more per mutant. cargo-mutants builds and tests its
+# unmutated baseline in the mutated package itself (breaker-macros), whatever --test-package
+# says, and breaker-macros has no `attribute` test: the macro group skips the baseline and
+# sets its timeout (these tests run in seconds).
+MACRO_TESTS=(--test-package resilience-breaker --test-package breaker-macros
+    --cargo-arg=--test=attribute --cargo-arg=--test=expansions --baseline=skip --timeout 300)
 
 # Mutants are built in their own target directory (kept between runs: only the mutated crate
 # and what depends on it is rebuilt), never in the one the tests and clippy share.

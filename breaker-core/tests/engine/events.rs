@@ -347,6 +347,30 @@ fn a_rejection_carries_every_figure_of_the_breaker_s_metrics() {
 /// What a listener heard: each event's kind and error text.
 type Heard = Arc<Mutex<Vec<(String, Option<String>)>>>;
 
+/// A permit completed by hand as ignored publishes an ignored error, borrowed or owned; a permit
+/// dropped without an outcome publishes nothing.
+#[test]
+fn a_permit_completed_as_ignored_publishes_an_ignored_error() {
+    let (_clock, registry) = manual_registry(Config::default());
+    let b = registry.breaker("ignored-by-hand");
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    let _sub = b.subscribe(move |e| sink.lock().unwrap().push(e.kind()));
+    b.try_acquire().unwrap().ignore();
+    b.try_acquire_owned().unwrap().ignore();
+    drop(b.try_acquire().unwrap());
+    drop(b.try_acquire_owned().unwrap());
+    let ignored = EventKind::IgnoredError {
+        elapsed: Duration::ZERO,
+    };
+    assert_eq!(*heard.lock().unwrap(), vec![ignored, ignored]);
+    assert_eq!(
+        b.metrics().buffered_calls,
+        0,
+        "ignored calls count for nothing"
+    );
+}
+
 /// A failed call's error is formatted only when a listener asked for error texts: with none
 /// (a plain listener only), its `Display` never runs, so a failure nobody reads costs no text.
 #[test]
