@@ -347,6 +347,29 @@ fn a_rejection_carries_every_figure_of_the_breaker_s_metrics() {
 /// What a listener heard: each event's kind and error text.
 type Heard = Arc<Mutex<Vec<(String, Option<String>)>>>;
 
+/// An owned permit records the outcome it is completed with, as a borrowed one does: a failure,
+/// and a success with the duration the caller measured.
+#[test]
+fn an_owned_permit_records_what_it_is_told() {
+    let (_clock, registry) = manual_registry(
+        Config::builder()
+            .slow_call_duration_threshold(Duration::from_millis(10))
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("owned-by-hand");
+    b.try_acquire_owned().unwrap().failure();
+    b.try_acquire_owned()
+        .unwrap()
+        .record(Outcome::Success, Duration::from_millis(20));
+    let m = b.metrics();
+    assert_eq!(
+        (m.buffered_calls, m.failed_calls, m.slow_successful_calls),
+        (2, 1, 1),
+        "{m:?}"
+    );
+}
+
 /// A permit completed by hand as ignored publishes an ignored error, borrowed or owned; a permit
 /// dropped without an outcome publishes nothing.
 #[test]
