@@ -17,12 +17,11 @@ use breaker::State;
 
 use super::bureau::Behaviour;
 use super::fleet::FleetRun;
-use super::picture::{escape, nice_step, state_colours, utc};
+use super::picture::{escape, nice_step, open_svg, state_colours, utc, Hatch, FONT};
 
 /// The file's name when `--html` is not given.
 pub(crate) const DEFAULT_FILE: &str = "credit_bureau_fleet.html";
 
-const WIDTH: f64 = 1360.0;
 const LEFT: f64 = 190.0;
 const RIGHT: f64 = 1330.0;
 const TOP: f64 = 90.0;
@@ -35,7 +34,6 @@ const AXIS_HEIGHT: f64 = 72.0;
 const FIGURES_HEIGHT: f64 = 40.0;
 const PANEL_GAP: f64 = 30.0;
 
-const FONT: &str = "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif";
 const OUTAGE_COLOUR: &str = "#37474f";
 const RESTART_COLOUR: &str = "#6a1b9a";
 const REDIS_COLOUR: &str = "#d32f2f";
@@ -92,24 +90,16 @@ pub(crate) fn html(runs: &[FleetRun]) -> String {
             .iter()
             .map(|r| panel_height(r) + PANEL_GAP)
             .sum::<f64>();
+    let hatch = Hatch {
+        id: "outage-hatch",
+        colour: OUTAGE_COLOUR,
+        fill_opacity: "0.10",
+        stroke_opacity: "0.30",
+    };
+    open_svg(&mut out, height, "fleet-title", &hatch);
     let _ = writeln!(
         out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height:.0}\" \
-         viewBox=\"0 0 {WIDTH} {height:.0}\" font-family=\"{FONT}\" font-size=\"12\" \
-         role=\"img\" aria-labelledby=\"fleet-title\">"
-    );
-    let _ = writeln!(
-        out,
-        "<defs><pattern id=\"outage-hatch\" width=\"8\" height=\"8\" \
-         patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">\
-         <rect width=\"8\" height=\"8\" fill=\"{OUTAGE_COLOUR}\" fill-opacity=\"0.10\"/>\
-         <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"8\" stroke=\"{OUTAGE_COLOUR}\" \
-         stroke-opacity=\"0.30\" stroke-width=\"3\"/></pattern></defs>"
-    );
-    let _ = writeln!(
-        out,
-        "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{height:.0}\" fill=\"#ffffff\"/>\
-         <text id=\"fleet-title\" x=\"20\" y=\"30\" font-size=\"20\" font-weight=\"bold\">{}</text>",
+        "<text id=\"fleet-title\" x=\"20\" y=\"30\" font-size=\"20\" font-weight=\"bold\">{}</text>",
         escape(&title)
     );
     let notes = [

@@ -49,7 +49,7 @@ const WORKERS_BOTTOM: f64 = 624.0;
 const LATENCY_TOP: f64 = 660.0;
 const LATENCY_BOTTOM: f64 = 860.0;
 
-const FONT: &str = "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif";
+pub(crate) const FONT: &str = "DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif";
 
 /// A drawn column should hold about this many applications at least, so that its rate is not
 /// mostly rounding: with the compressed run's 2.2 applications per 10 ms bucket, columns are 5
@@ -213,6 +213,47 @@ fn outcome_colour(outcome: Outcome) -> &'static str {
     }
 }
 
+/// A hatch pattern for a span of the drawing (the brownout, the outage): diagonal strokes in
+/// `colour` over a tint of it.
+pub(crate) struct Hatch<'a> {
+    /// The pattern's id, for `fill="url(#id)"`.
+    pub(crate) id: &'a str,
+    pub(crate) colour: &'a str,
+    /// The tint's and the strokes' opacities, as SVG writes them.
+    pub(crate) fill_opacity: &'a str,
+    pub(crate) stroke_opacity: &'a str,
+}
+
+/// Opens a drawing [`WIDTH`] wide and `height` high, labelled by the element `title_id`, with
+/// `hatch` defined and a white background: what both pictures (the game day's, the fleet's)
+/// start with.
+pub(crate) fn open_svg(out: &mut String, height: f64, title_id: &str, hatch: &Hatch<'_>) {
+    let Hatch {
+        id,
+        colour,
+        fill_opacity,
+        stroke_opacity,
+    } = hatch;
+    let _ = writeln!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height:.0}\" \
+         viewBox=\"0 0 {WIDTH} {height:.0}\" font-family=\"{FONT}\" font-size=\"12\" \
+         role=\"img\" aria-labelledby=\"{title_id}\">"
+    );
+    let _ = writeln!(
+        out,
+        "<defs><pattern id=\"{id}\" width=\"8\" height=\"8\" \
+         patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">\
+         <rect width=\"8\" height=\"8\" fill=\"{colour}\" fill-opacity=\"{fill_opacity}\"/>\
+         <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"8\" stroke=\"{colour}\" \
+         stroke-opacity=\"{stroke_opacity}\" stroke-width=\"3\"/></pattern></defs>"
+    );
+    let _ = writeln!(
+        out,
+        "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{height:.0}\" fill=\"#ffffff\"/>"
+    );
+}
+
 /// The band's fill and its label's colour.
 pub(crate) fn state_colours(state: State) -> (&'static str, &'static str) {
     match state {
@@ -293,25 +334,14 @@ fn svg(report: &Report) -> String {
     };
 
     let mut out = String::with_capacity(256 * 1024);
-    let _ = writeln!(
-        out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
-         viewBox=\"0 0 {WIDTH} {HEIGHT}\" font-family=\"{FONT}\" font-size=\"12\" \
-         role=\"img\" aria-labelledby=\"picture-title\">"
-    );
     // The brownout's hatching.
-    let _ = writeln!(
-        out,
-        "<defs><pattern id=\"brownout-hatch\" width=\"8\" height=\"8\" \
-         patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">\
-         <rect width=\"8\" height=\"8\" fill=\"{BROWNOUT_COLOUR}\" fill-opacity=\"0.06\"/>\
-         <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"8\" stroke=\"{BROWNOUT_COLOUR}\" \
-         stroke-opacity=\"0.22\" stroke-width=\"3\"/></pattern></defs>"
-    );
-    let _ = writeln!(
-        out,
-        "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{HEIGHT}\" fill=\"#ffffff\"/>"
-    );
+    let hatch = Hatch {
+        id: "brownout-hatch",
+        colour: BROWNOUT_COLOUR,
+        fill_opacity: "0.06",
+        stroke_opacity: "0.22",
+    };
+    open_svg(&mut out, HEIGHT, "picture-title", &hatch);
     title(&mut out, report, &frame, per);
     phases(&mut out, report, &frame);
     let in_state = bands(&mut out, report, &frame);

@@ -90,22 +90,22 @@ impl EventMetrics {
                 totals,
                 minimum_calls,
                 not_permitted,
-            } => {
-                let totals = Totals::unpack(totals);
-                let rates = rates(&totals, minimum_calls);
-                metrics_of(State::Closed, &totals, rates, not_permitted)
-            }
+            } => of_window(State::Closed, totals, minimum_calls, not_permitted),
             EventMetrics::Open {
                 totals,
                 minimum_calls,
                 not_permitted,
-            } => {
-                let totals = Totals::unpack(totals);
-                let rates = rates(&totals, minimum_calls);
-                metrics_of(State::Open, &totals, rates, not_permitted)
-            }
+            } => of_window(State::Open, totals, minimum_calls, not_permitted),
         }
     }
+}
+
+/// The metrics of `state` from a lock-free window's packed `totals` ([`Totals::pack`]), with
+/// the rates worked out now.
+fn of_window(state: State, totals: u64, minimum_calls: u32, not_permitted: u64) -> Metrics {
+    let totals = Totals::unpack(totals);
+    let rates = rates(&totals, minimum_calls);
+    metrics_of(state, &totals, rates, not_permitted)
 }
 
 /// OPEN's metrics in atomics: written under the lock, read by the lock-free rejection path.
