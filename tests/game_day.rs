@@ -73,6 +73,7 @@ mod postgres_server;
 mod redis_server;
 
 use std::collections::BTreeSet;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -134,6 +135,22 @@ fn file_stores(queue: &TempFile) -> StoreConfig {
         queue_path: Some(queue.0.clone()),
         ..StoreConfig::default()
     }
+}
+
+/// A credit check against the bureau at `bureau` on the embedded defaults: the file `queue` and
+/// a cache in memory.
+async fn embedded_check(bureau: SocketAddr, queue: &TempFile) -> CreditCheck {
+    CreditCheck::new(
+        bureau,
+        Duration::from_secs(5),
+        ReviewQueue::open(&file_stores(queue))
+            .await
+            .expect("a queue file"),
+        ScoreCache::open(&StoreConfig::default())
+            .await
+            .expect("a cache in memory"),
+    )
+    .expect("a client")
 }
 
 /// A fresh path in the temp dir, removed when dropped.
@@ -924,17 +941,7 @@ async fn answers_that_are_not_credit_reports_are_named_errors() {
         tax_id: tax_id.to_owned(),
         received: Instant::now(),
     };
-    let check = CreditCheck::new(
-        addr,
-        Duration::from_secs(5),
-        ReviewQueue::open(&file_stores(&queue))
-            .await
-            .expect("a queue file"),
-        ScoreCache::open(&StoreConfig::default())
-            .await
-            .expect("a cache in memory"),
-    )
-    .expect("a client");
+    let check = embedded_check(addr, &queue).await;
     let protocol = |result: Result<u32, BureauError>| match result {
         Err(BureauError::Protocol(message)) => message,
         other => panic!("expected a protocol error, got {other:?}"),
@@ -961,17 +968,7 @@ async fn answers_that_are_not_credit_reports_are_named_errors() {
         .expect("bind 127.0.0.1:0");
     let gone_addr = gone.local_addr().expect("an address");
     drop(gone);
-    let nowhere = CreditCheck::new(
-        gone_addr,
-        Duration::from_secs(5),
-        ReviewQueue::open(&file_stores(&queue))
-            .await
-            .expect("a queue file"),
-        ScoreCache::open(&StoreConfig::default())
-            .await
-            .expect("a cache in memory"),
-    )
-    .expect("a client");
+    let nowhere = embedded_check(gone_addr, &queue).await;
     match nowhere.get_report(&get("tx-1")).await {
         Err(BureauError::Connect(message)) => assert!(!message.is_empty()),
         other => panic!("expected a connection error, got {other:?}"),
