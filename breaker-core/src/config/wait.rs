@@ -137,14 +137,20 @@ impl WaitInterval {
 }
 
 /// The exponential wait of `attempt`: `initial` multiplied (and truncated) `attempt - 1` times.
-/// Stops early once the wait no longer changes or passes `stop` (a bound that will cap it
-/// anyway), so a breaker that has cycled a million times does not loop a million times.
+/// Stops early once the wait no longer changes (every later one is the same) or, when waits
+/// grow, once it reaches `stop` (a bound that caps every later one), so a breaker that has
+/// cycled a million times does not loop a million times. Shrinking waits (a multiplier below 1)
+/// never stop at the bound: they pass back under it.
 fn exponential(initial: u64, multiplier: f64, attempt: u32, stop: Option<u64>) -> u64 {
+    let grows = multiplier >= 1.0;
     let mut w = initial;
     for _ in 1..attempt.max(1) {
         // `as` saturates (and maps NaN to 0), as Java's cast of a double to a long does.
         let next = (w as f64 * multiplier) as u64;
-        if next == w || stop.is_some_and(|stop| next >= stop) {
+        if next == w {
+            break;
+        }
+        if grows && stop.is_some_and(|stop| next >= stop) {
             return next;
         }
         w = next;
@@ -195,6 +201,22 @@ mod tests {
             unbounded.wait(1_000_000, 0.0).as_millis(),
             u128::from(u64::MAX)
         );
+    }
+
+    #[test]
+    fn a_shrinking_wait_is_capped_only_while_it_is_above_the_maximum() {
+        // A multiplier below 1 with a first wait above the maximum: each wait is the maximum
+        // until the shrinking wait passes under it (Resilience4j takes the minimum of the two
+        // at every attempt): 10000 -> 5000 (capped), 5000, 2500, 1250.
+        let shrinking = WaitInterval::Exponential {
+            initial: Duration::from_secs(10),
+            multiplier: 0.5,
+            max: Some(Duration::from_secs(5)),
+        };
+        let waits: Vec<u64> = (1..=4)
+            .map(|n| shrinking.wait(n, 0.0).as_millis() as u64)
+            .collect();
+        assert_eq!(waits, [5000, 5000, 2500, 1250]);
     }
 
     #[test]
