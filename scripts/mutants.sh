@@ -9,6 +9,8 @@
 #   bash scripts/mutants.sh --list           # the mutants, without running them
 #   bash scripts/mutants.sh --in-diff D      # only the mutants in the lines a diff touches
 #   bash scripts/mutants.sh --sum            # sums the slices' results under target/mutants/
+#   bash scripts/mutants.sh --again          # the slices' missed and timed-out mutants, once
+#                                            # more, against the tree as it is now
 #
 # MUTANTS_GROUPS="macro" (or "core") runs one group only, to run a group's slice again.
 #
@@ -53,8 +55,15 @@ MACRO_TESTS=(--test-package resilience-breaker --test-package breaker-macros
     --cargo-arg=--test=attribute --cargo-arg=--test=expansions --baseline=skip --timeout 300)
 
 # Mutants are built in their own target directory (kept between runs: only the mutated crate
-# and what depends on it is rebuilt), never in the one the tests and clippy share.
-export CARGO_TARGET_DIR=${MUTANTS_TARGET_DIR:-$PWD/target/mutants-build}
+# and what depends on it is rebuilt), never in the one the tests and clippy share. With more
+# than one job, each job builds in its own copy of the tree and must keep its own target
+# directory there: cargo names a workspace crate's artifacts the same in every copy, so jobs
+# sharing one directory overwrite each other's test binaries and test the wrong mutant.
+if [ "${MUTANTS_JOBS:-1}" -gt 1 ]; then
+    unset CARGO_TARGET_DIR
+else
+    export CARGO_TARGET_DIR=${MUTANTS_TARGET_DIR:-$PWD/target/mutants-build}
+fi
 
 usage() {
     sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -112,15 +121,65 @@ each_group() {
     return "$status"
 }
 
-# Sums caught, missed, timeout and unviable over every mutants.out under target/mutants/.
-sum() {
-    local kind total
+# counts DIR...: caught, missed, timeout and unviable summed over the mutants.out of DIRs, then
+# the missed ones.
+counts() {
+    local kind total dir
     for kind in caught missed timeout unviable; do
-        total=$(cat target/mutants/*/mutants.out/"$kind".txt 2>/dev/null | wc -l)
+        total=0
+        for dir in "$@"; do
+            [ -f "$dir/mutants.out/$kind.txt" ] || continue
+            total=$((total + $(wc -l < "$dir/mutants.out/$kind.txt")))
+        done
         printf '%-9s %5d\n' "$kind" "$total"
     done
     echo "missed:"
-    cat target/mutants/*/mutants.out/missed.txt 2>/dev/null | sort || true
+    for dir in "$@"; do
+        cat "$dir/mutants.out/missed.txt" 2>/dev/null || true
+    done | sort
+}
+
+# Sums the slices' results under target/mutants/, and those of --again apart.
+sum() {
+    shopt -s nullglob
+    local slices=(target/mutants/*of*) again=(target/mutants/*-again)
+    counts "${slices[@]}"
+    if [ ${#again[@]} -gt 0 ]; then
+        echo "again (the missed and timed-out mutants against the tree as it is now):"
+        counts "${again[@]}"
+    fi
+}
+
+# again_patterns GROUP: one regex per mutant that GROUP's slices missed or that timed out, its
+# line and column left free (lines may have moved since the slice ran). A regex can match more
+# than one mutant (the same edit twice in one function), and none where the code is gone.
+again_patterns() {
+    shopt -s nullglob
+    local lists=(target/mutants/"$1"-*of*/mutants.out/{missed,timeout}.txt)
+    [ ${#lists[@]} -gt 0 ] || return 0
+    cat "${lists[@]}" | sed -E \
+        -e 's/[][\\.+*?(){}|^$]/\\&/g' \
+        -e 's/^([^:]*):[0-9]+:[0-9]+: /^\1:[0-9]+:[0-9]+: /' -e 's/$/$/' | sort -u
+}
+
+# Runs each group once more over the mutants its slices missed or that timed out, against the
+# current tree: the counts after the tests written for them (results in <group>-again).
+again() {
+    local group patterns args status=0
+    for group in ${MUTANTS_GROUPS:-core macro}; do
+        mapfile -t patterns < <(again_patterns "$group")
+        if [ ${#patterns[@]} -eq 0 ]; then
+            echo "scripts/mutants.sh: no missed or timed-out $group mutant to run again" >&2
+            continue
+        fi
+        echo "scripts/mutants.sh: $group: ${#patterns[@]} mutant(s) missed or timed out, run again" >&2
+        args=()
+        for pattern in "${patterns[@]}"; do args+=(--re "$pattern"); done
+        rm -rf "target/mutants/$group-again"
+        mkdir -p "target/mutants/$group-again"
+        run_group "$group" "target/mutants/$group-again" "${args[@]}" || status=$?
+    done
+    return "$status"
 }
 
 case "${1:-}" in
@@ -130,6 +189,11 @@ case "${1:-}" in
     run_group macro "" --list
     ;;
 --sum) sum ;;
+--again)
+    install
+    again || true
+    sum
+    ;;
 --shard)
     [ $# -eq 2 ] || usage
     install

@@ -1,6 +1,5 @@
 //! The async protected call: one named future behind `call`, `call_with` and the attribute.
 
-use std::fmt;
 use std::future::Future;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::Pin;
@@ -123,13 +122,5 @@ where
             }
         }
         Poll::Pending
-    }
-}
-
-impl<F, C: ?Sized, M> fmt::Debug for Call<'_, F, C, M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Call")
-            .field("breaker", &self.breaker.name())
-            .finish_non_exhaustive()
     }
 }
