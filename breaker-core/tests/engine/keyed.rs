@@ -336,6 +336,54 @@ fn idle_breakers_are_evicted_by_the_sweep_timer() {
     assert_eq!(registry.pending_timers(), 0);
 }
 
+/// A new key that brings the group to its maximum sweeps nothing (only one past it does), and
+/// a sweep asked for by hand evicts what is idle and nothing more while the group is not over
+/// its maximum; it says how many it evicted. The group answers with the limits it was given.
+#[test]
+fn a_group_at_its_maximum_keeps_its_breakers_until_a_sweep_finds_one_idle() {
+    let clock = ManualClock::new();
+    let limits = KeyedLimits::unbounded()
+        .max_idle(Duration::from_secs(60))
+        .max_breakers(8);
+    let registry = evicting(&clock, limits, config(2));
+    let keyed = registry.keyed("tenant");
+    assert_eq!(keyed.limits(), limits);
+    assert!(keyed.is_empty());
+    keyed.get("idle");
+    assert!(!keyed.is_empty());
+    // A sweep notes the uses since the one before: used at 1 s and swept then, it is idle
+    // for 60 s from 61 s, and the sweep timer (every 15 s from 0 s) runs next at 75 s. At
+    // 70 s it is idle and still there.
+    clock.advance(Duration::from_secs(1));
+    keyed.get("idle");
+    assert_eq!(keyed.evict_now(), 0);
+    clock.advance(Duration::from_secs(69));
+    assert!(keyed.find("idle").is_some());
+    for n in 1..=7 {
+        keyed.get(&n);
+    }
+    assert_eq!(
+        keyed.len(),
+        8,
+        "the eighth key brings the group to its maximum, not past it"
+    );
+    assert!(
+        keyed.find("idle").is_some(),
+        "reaching the maximum swept the group"
+    );
+    assert_eq!(keyed.evict_now(), 1, "only the idle breaker goes");
+    assert!(keyed.find("idle").is_none());
+    assert_eq!(keyed.len(), 7);
+    // At its maximum again with nothing idle, a sweep leaves every breaker.
+    keyed.get(&8);
+    assert_eq!(
+        keyed.evict_now(),
+        0,
+        "a group at its maximum is not over it"
+    );
+    assert_eq!(keyed.len(), 8);
+}
+
 #[test]
 fn open_and_half_open_breakers_are_not_evicted_before_their_wait() {
     let clock = ManualClock::new();
