@@ -111,3 +111,36 @@ impl fmt::Debug for ManualClock {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Timers that are never due.
+    struct NoTimers;
+
+    impl DueTimers for NoTimers {
+        fn peek_key(&self) -> Option<(Timestamp, u64)> {
+            None
+        }
+        fn run_next_due(&self, _now: Timestamp) {}
+    }
+
+    /// A registry dropped on a long-lived clock leaves nothing behind in it: the clock lets go
+    /// of the timers of a registry that is gone at its next advance, so a test suite that makes
+    /// a registry per test on one clock does not grow the clock's list.
+    #[test]
+    fn timers_that_are_gone_are_let_go_on_the_next_advance() {
+        let clock = ManualClock::new();
+        let kept: Arc<dyn DueTimers> = Arc::new(NoTimers);
+        clock.attach(Arc::downgrade(&kept));
+        for _ in 0..3 {
+            let dropped: Arc<dyn DueTimers> = Arc::new(NoTimers);
+            clock.attach(Arc::downgrade(&dropped));
+        }
+        clock.advance(Duration::from_secs(1));
+        let queues = clock.0.queues.lock().unwrap();
+        assert_eq!(queues.len(), 1, "the three dropped ones are let go");
+        assert!(Weak::ptr_eq(&queues[0], &Arc::downgrade(&kept)));
+    }
+}
