@@ -257,6 +257,56 @@ mod tests {
         assert_eq!(scheduler.pending(), 0);
     }
 
+    /// On the system clock one thread runs all of a scheduler's timers (each worker holds the
+    /// queue, so the queue's holders count them), and it ends with the scheduler even while it
+    /// waits for a timer an hour away; on a manual clock `advance` runs the timers and no
+    /// thread starts.
+    #[test]
+    fn one_worker_thread_per_scheduler_and_it_ends_with_it() {
+        let notes = Arc::new(Notes::default());
+        let target = || -> Weak<dyn TimerTarget> {
+            let weak: Weak<Notes> = Arc::downgrade(&notes);
+            weak
+        };
+        let manual = ManualClock::new();
+        let on_manual = Scheduler::new(Clock::from(manual.clone()));
+        on_manual.schedule(
+            manual.now().saturating_add(Duration::from_secs(60)),
+            target(),
+            1,
+        );
+        assert_eq!(
+            Arc::strong_count(&on_manual.queue),
+            1,
+            "a thread for a manual clock"
+        );
+
+        let clock = Clock::system();
+        let scheduler = Scheduler::new(clock.clone());
+        let later = clock.now().saturating_add(Duration::from_secs(3600));
+        for token in 0..3 {
+            scheduler.schedule(later, target(), token);
+        }
+        assert_eq!(
+            Arc::strong_count(&scheduler.queue),
+            2,
+            "not one worker for three timers"
+        );
+        let queue = Arc::downgrade(&scheduler.queue);
+        drop(scheduler);
+        // A real thread's end, waited for with a bound: a worker that never ends fails the
+        // test rather than hanging it.
+        let begun = std::time::Instant::now();
+        while queue.upgrade().is_some() {
+            assert!(
+                begun.elapsed() < Duration::from_secs(10),
+                "the worker outlived its scheduler"
+            );
+            thread::yield_now();
+        }
+        assert!(notes.0.lock().unwrap().is_empty(), "no timer was due");
+    }
+
     #[test]
     fn a_timer_whose_target_is_gone_fires_into_nothing() {
         let clock = ManualClock::new();
