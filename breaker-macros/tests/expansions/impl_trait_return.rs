@@ -43,3 +43,32 @@ fn compiles_and_runs() {
     let (a, b) = rt.block_on(label(1)).unwrap();
     assert_eq!(format!("{a} {}", b[0]), "1 2");
 }
+
+// Both sides erased: no error type can be named, so no listener gets the error's text from its
+// `Display`, and the expansion must not try to name one.
+#[circuit_breaker(name = "pass:impl_trait_return")]
+fn parsed(text: &str) -> Result<impl Display, impl std::error::Error> {
+    text.parse::<u32>().map_err(std::io::Error::other)
+}
+
+#[test]
+fn both_sides_erased() {
+    assert_eq!(parsed("7").unwrap().to_string(), "7");
+    assert!(parsed("x").is_err());
+}
+
+/// A `Result` under another name, its parameters the other way round.
+type Flipped<E, T> = Result<T, E>;
+
+// The expansion finds `E` only in a `Result` written as such: here the second parameter is
+// the `Ok` type, and naming it as the error would not compile.
+#[circuit_breaker(name = "pass:impl_trait_return")]
+fn flipped(text: &str) -> Flipped<impl std::error::Error, u32> {
+    text.parse::<u32>().map_err(std::io::Error::other)
+}
+
+#[test]
+fn a_result_alias_in_another_order() {
+    assert_eq!(flipped("7").unwrap(), 7);
+    assert!(flipped("x").is_err());
+}
