@@ -11,6 +11,7 @@
 #   bash scripts/mutants.sh --sum            # sums the slices' results under target/mutants/
 #   bash scripts/mutants.sh --again          # the slices' missed and timed-out mutants, once
 #                                            # more, against the tree as it is now
+#                                            # (MUTANTS_AGAIN=missed: the missed ones only)
 #
 # MUTANTS_GROUPS="macro" (or "core") runs one group only, to run a group's slice again.
 #
@@ -150,12 +151,17 @@ sum() {
     fi
 }
 
-# again_patterns GROUP: one regex per mutant that GROUP's slices missed or that timed out, its
-# line and column left free (lines may have moved since the slice ran). A regex can match more
-# than one mutant (the same edit twice in one function), and none where the code is gone.
+# again_patterns GROUP: one regex per mutant that GROUP's slices missed or (unless
+# MUTANTS_AGAIN=missed) that timed out, its line and column left free (lines may have moved
+# since the slice ran). A regex can match more than one mutant (the same edit twice in one
+# function), and none where the code is gone.
 again_patterns() {
     shopt -s nullglob
-    local lists=(target/mutants/"$1"-*of*/mutants.out/{missed,timeout}.txt)
+    local kinds=(missed timeout) lists=() kind
+    [ "${MUTANTS_AGAIN:-}" = missed ] && kinds=(missed)
+    for kind in "${kinds[@]}"; do
+        lists+=(target/mutants/"$1"-*of*/mutants.out/"$kind".txt)
+    done
     [ ${#lists[@]} -gt 0 ] || return 0
     cat "${lists[@]}" | sed -E \
         -e 's/[][\\.+*?(){}|^$]/\\&/g' \
