@@ -337,6 +337,21 @@ mod tests {
         assert!(is_later(0, EPOCH_MASK));
         assert!(!is_later(EPOCH_MASK, 0));
         assert!(!is_later(3, 3));
+        // Never both ways: at half the range apart, neither epoch is the later one.
+        let half = 1 << (EPOCH_BITS - 1);
+        for (a, b) in [
+            (half, 0),
+            (0, half),
+            (half + 5, 5),
+            (half - 1, 0),
+            (0, half + 1),
+        ] {
+            assert!(
+                !(is_later(a, b) && is_later(b, a)),
+                "{a} and {b} are each later than the other"
+            );
+        }
+        assert!(is_later(half - 1, 0) && is_later(0, half + 1));
     }
 
     #[test]
