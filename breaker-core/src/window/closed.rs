@@ -358,5 +358,19 @@ mod tests {
     fn a_total_below_zero_reads_as_inconsistent() {
         let below = (2u64 << CALLS).wrapping_sub(1 << FAILED_AT);
         assert_eq!(decode(below, 0, 100), None);
+        // Each bound on its own: more calls than the window holds, then more failed calls
+        // than calls, each with every other figure in order.
+        assert_eq!(decode(101 << CALLS, 0, 100), None);
+        assert_eq!(decode(1 << CALLS | 2 << FAILED_AT, 0, 100), None);
+        let ok = 3 << CALLS | 2 << FAILED_AT | 1 << SLOW_AT | 1 << SLOW_FAILED_AT;
+        assert_eq!(
+            decode(ok, 0, 100),
+            Some(Totals {
+                calls: 3,
+                failed: 2,
+                slow: 1,
+                slow_failed: 1
+            })
+        );
     }
 }
