@@ -61,3 +61,34 @@ pub(crate) const FAILED: u8 = 0b01;
 pub(crate) const SLOW: u8 = 0b10;
 /// A ring slot that holds no call yet.
 pub(crate) const EMPTY: u8 = 0b100;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each figure has its own 16 bits: four different figures come back as they went in, and
+    /// a figure past 16 bits stays at the most a field holds rather than spilling into the next.
+    #[test]
+    fn packed_totals_come_back_figure_by_figure() {
+        let totals = Totals {
+            calls: 2047,
+            failed: 1500,
+            slow: 700,
+            slow_failed: 3,
+        };
+        assert_eq!(Totals::unpack(totals.pack()), totals);
+        let full = Totals {
+            calls: 65_535,
+            failed: 65_535,
+            slow: 65_535,
+            slow_failed: 65_535,
+        };
+        assert_eq!(Totals::unpack(full.pack()), full);
+        let spilling = Totals {
+            failed: 70_000,
+            ..Totals::default()
+        };
+        assert_eq!(Totals::unpack(spilling.pack()).failed, 65_535);
+        assert_eq!(Totals::unpack(spilling.pack()).slow, 0);
+    }
+}
