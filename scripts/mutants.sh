@@ -178,7 +178,7 @@ again() {
             echo "scripts/mutants.sh: no missed or timed-out $group mutant to run again" >&2
             continue
         fi
-        echo "scripts/mutants.sh: $group: ${#patterns[@]} mutant(s) missed or timed out, run again" >&2
+        echo "scripts/mutants.sh: $group: ${#patterns[@]} mutant(s) to run again" >&2
         args=()
         for pattern in "${patterns[@]}"; do args+=(--re "$pattern"); done
         rm -rf "target/mutants/$group-again"
