@@ -340,3 +340,27 @@ async fn a_permit_starts_the_configured_timeout_and_records_it() {
     let m = b.metrics();
     assert_eq!((m.failed_calls, m.slow_failed_calls), (1, 1));
 }
+
+/// A rejection by OPEN says how much of OPEN's wait is left, to the nanosecond of the manual
+/// clock; at the wait's last instant the call is still rejected, with nothing left to wait.
+#[test]
+fn a_rejection_by_open_says_how_long_the_wait_has_left() {
+    let (clock, registry) = crate::support::manual_registry(
+        Config::builder()
+            .wait_duration_in_open_state(Duration::from_secs(10))
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("permits:retry-after");
+    b.transition_to(State::Open).unwrap();
+    clock.advance(Duration::from_millis(2_500));
+    let rejected = b.try_acquire().unwrap_err();
+    assert_eq!(rejected.retry_after(), Some(Duration::from_millis(7_500)));
+    clock.advance(Duration::from_millis(7_499));
+    let rejected = b.try_acquire().unwrap_err();
+    assert_eq!(rejected.retry_after(), Some(Duration::from_millis(1)));
+    clock.advance(Duration::from_millis(1));
+    let rejected = b.try_acquire().unwrap_err();
+    assert_eq!(rejected.retry_after(), Some(Duration::ZERO));
+    assert_eq!(b.state(), State::Open);
+}
