@@ -414,6 +414,26 @@ fn open_and_half_open_breakers_are_not_evicted_before_their_wait() {
     assert!(!half.is_detached());
 }
 
+/// At the very instant its wait ends an OPEN breaker still rejects calls, so a sweep then
+/// keeps it; a nanosecond later it may go.
+#[test]
+fn an_open_breaker_is_kept_to_the_last_instant_of_its_wait() {
+    let clock = ManualClock::new();
+    let limits = KeyedLimits::unbounded().max_idle(Duration::from_secs(4));
+    let registry = evicting(&clock, limits, config(2));
+    let keyed = registry.keyed("tenant");
+    let open = keyed.get("open");
+    open.transition_to(State::Open).unwrap();
+    // The sweep timer runs every second, so one runs at the wait's last instant too.
+    clock.advance(open.config().wait_duration_in_open_state());
+    assert!(open.try_acquire().is_err(), "OPEN's wait is not over yet");
+    assert!(keyed.find("open").is_some());
+    assert_eq!(keyed.evict_now(), 0);
+    clock.advance(Duration::from_nanos(1));
+    assert_eq!(keyed.evict_now(), 1);
+    assert!(open.is_detached());
+}
+
 #[test]
 fn a_group_over_its_maximum_evicts_the_least_recently_used() {
     let clock = ManualClock::new();
