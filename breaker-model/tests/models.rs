@@ -131,6 +131,26 @@ fn half_open_permits_never_exceed_the_cap() {
     });
 }
 
+/// A call that finds HALF_OPEN without a trial left, and reaches the lock only once the trial
+/// that was out failed and reopened the breaker, meets OPEN at the start of its wait: it is
+/// rejected, never given a trial of a HALF_OPEN entered before the wait.
+#[test]
+fn a_call_meeting_a_fresh_open_under_the_lock_is_rejected() {
+    check("late call vs reopen", 3, || {
+        let (_clock, b, _registry) = breaker(half_open_config(1));
+        b.transition_to(State::Open).unwrap();
+        b.transition_to(State::HalfOpen).unwrap();
+        let trial = b.try_acquire_owned().unwrap();
+        let late = {
+            let b = b.clone();
+            thread::spawn(move || b.try_acquire().map(drop))
+        };
+        trial.failure();
+        assert!(late.join().unwrap().is_err(), "a trial was granted");
+        assert_eq!(b.state(), State::Open);
+    });
+}
+
 /// A permit granted by CLOSED and given back (dropped, or an ignored error) while a later
 /// HALF_OPEN runs never adds a trial permit to that HALF_OPEN.
 #[test]
