@@ -364,3 +364,28 @@ fn a_rejection_by_open_says_how_long_the_wait_has_left() {
     assert_eq!(rejected.retry_after(), Some(Duration::ZERO));
     assert_eq!(b.state(), State::Open);
 }
+
+/// DISABLED lets every call through and records none of them: its metrics stay empty however
+/// many calls fail, and it never opens.
+#[test]
+fn disabled_lets_calls_through_and_records_none() {
+    let (_clock, registry) = crate::support::manual_registry(
+        Config::builder()
+            .sliding_window_size(4)
+            .minimum_number_of_calls(2)
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("permits:disabled");
+    b.transition_to(State::Disabled).unwrap();
+    for _ in 0..10 {
+        b.try_acquire().unwrap().failure();
+    }
+    let metrics = b.metrics();
+    assert_eq!(metrics.state, State::Disabled);
+    assert_eq!(
+        (metrics.buffered_calls, metrics.failed_calls),
+        (0, 0),
+        "{metrics:?}"
+    );
+}
