@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
-use breaker_core::{CircuitBreaker, Config, EventKind, Outcome, State, TransitionCause};
+use breaker_core::{
+    CircuitBreaker, Config, EventKind, Outcome, SlidingWindowType, State, TransitionCause,
+};
 
 use crate::support::manual_registry;
 
@@ -643,4 +645,39 @@ fn a_closed_calls_event_carries_the_metrics_after_it() {
     assert_eq!(after[1].failure_rate, None, "below the minimum");
     assert_eq!(after[3].failure_rate, Some(50.0));
     assert_eq!(*heard.lock().unwrap(), after);
+}
+
+/// A call granted in CLOSED that finishes once the breaker is OPEN counts in the window OPEN
+/// carries on, and the rejections that follow carry it: with a time-based window (no lock-free
+/// window) OPEN's rejections read the figures the state machine keeps for them, which that
+/// late call must update.
+#[test]
+fn a_late_call_in_open_is_in_the_rejections_that_follow() {
+    let (_clock, registry) = manual_registry(
+        Config::builder()
+            .sliding_window_type(SlidingWindowType::TimeBased)
+            .sliding_window_size(10)
+            .minimum_number_of_calls(2)
+            .failure_rate_threshold(100.0)
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("late-in-open");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let _sub = b.subscribe(move |e| {
+        if e.kind() == EventKind::NotPermitted {
+            sink.lock().unwrap().push(e.metrics());
+        }
+    });
+    let late = b.try_acquire_owned().unwrap();
+    b.try_acquire().unwrap().failure();
+    b.try_acquire().unwrap().failure();
+    assert_eq!(b.state(), State::Open);
+    late.success();
+    assert!(b.try_acquire().is_err());
+    let metrics = b.metrics();
+    assert_eq!(metrics.buffered_calls, 3, "{metrics:?}");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, [metrics], "a rejection's metrics are the breaker's");
 }
