@@ -681,3 +681,45 @@ fn a_late_call_in_open_is_in_the_rejections_that_follow() {
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen, [metrics], "a rejection's metrics are the breaker's");
 }
+
+/// METRICS_ONLY never opens, and says once that a rate is over its threshold: the failure rate
+/// when it first is, the slow-call rate when it first is, and neither again while they stay
+/// over.
+#[test]
+fn metrics_only_reports_each_rate_exceeded_once() {
+    let (_clock, registry) = manual_registry(
+        Config::builder()
+            .sliding_window_size(4)
+            .minimum_number_of_calls(2)
+            .failure_rate_threshold(50.0)
+            .slow_call_duration_threshold(Duration::from_millis(10))
+            .slow_call_rate_threshold(50.0)
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("metrics-only");
+    b.transition_to(State::MetricsOnly).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let _sub = b.subscribe(move |e| match e.kind() {
+        EventKind::FailureRateExceeded { rate } => sink.lock().unwrap().push(("failure", rate)),
+        EventKind::SlowCallRateExceeded { rate } => sink.lock().unwrap().push(("slow", rate)),
+        _ => {}
+    });
+    let ms = Duration::from_millis;
+    // Failed, failed (100 % failed), failed, then slow successes until half the window is
+    // slow, and one more.
+    let calls = [
+        (Outcome::Failure, ms(1)),
+        (Outcome::Failure, ms(1)),
+        (Outcome::Failure, ms(1)),
+        (Outcome::Success, ms(20)),
+        (Outcome::Success, ms(20)),
+        (Outcome::Success, ms(20)),
+    ];
+    for (outcome, took) in calls {
+        b.try_acquire().unwrap().record(outcome, took);
+    }
+    assert_eq!(b.state(), State::MetricsOnly);
+    assert_eq!(*seen.lock().unwrap(), [("failure", 100.0), ("slow", 50.0)]);
+}
