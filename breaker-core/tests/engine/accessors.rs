@@ -127,3 +127,29 @@ fn clocks_say_which_they_are() {
         "Clock::Manual(Timestamp(1700000000000000000))"
     );
 }
+
+/// A hint opens only a breaker with no history of its own: never one that a transition no
+/// hint caused has moved, even when that left it CLOSED with an empty window, while a fresh
+/// breaker opens, and a breaker the hint opened and closed again by hand does not.
+#[test]
+fn a_hint_opens_only_a_breaker_without_history() {
+    let (_clock, registry) = manual_registry(Config::default());
+    let moved = registry.breaker("accessors:hint-moved");
+    moved.transition_to(State::Open).unwrap();
+    moved.transition_to(State::Closed).unwrap();
+    assert_eq!(moved.metrics().buffered_calls, 0);
+    assert!(
+        !moved.open_from_hint(),
+        "moved by hand, yet opened by a hint"
+    );
+    assert_eq!(moved.state(), State::Closed);
+
+    let fresh = registry.breaker("accessors:hint-fresh");
+    assert!(fresh.open_from_hint());
+    assert_eq!(fresh.state(), State::Open);
+    fresh.transition_to(State::Closed).unwrap();
+    assert!(
+        !fresh.open_from_hint(),
+        "closed by hand, yet opened by a hint"
+    );
+}

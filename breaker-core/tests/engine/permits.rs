@@ -389,3 +389,32 @@ fn disabled_lets_calls_through_and_records_none() {
         "{metrics:?}"
     );
 }
+
+/// The calls a state did not permit are counted per state: HALF_OPEN starts from none, and
+/// OPEN entered from HALF_OPEN carries on HALF_OPEN's count (Resilience4j hands OPEN the
+/// metrics of the state it leaves).
+#[test]
+fn not_permitted_calls_are_counted_per_state() {
+    let (clock, registry) = crate::support::manual_registry(
+        Config::builder()
+            .wait_duration_in_open_state(Duration::from_secs(1))
+            .permitted_number_of_calls_in_half_open_state(1)
+            .build()
+            .unwrap(),
+    );
+    let b = registry.breaker("permits:not-permitted");
+    b.transition_to(State::Open).unwrap();
+    for _ in 0..3 {
+        assert!(b.try_acquire().is_err());
+    }
+    assert_eq!(b.metrics().not_permitted_calls, 3);
+    clock.advance(Duration::from_millis(1_001));
+    let trial = b.try_acquire().unwrap();
+    assert_eq!(b.state(), State::HalfOpen);
+    assert!(b.try_acquire().is_err());
+    assert!(b.try_acquire().is_err());
+    assert_eq!(b.metrics().not_permitted_calls, 2, "HALF_OPEN's own");
+    trial.failure();
+    assert_eq!(b.state(), State::Open);
+    assert_eq!(b.metrics().not_permitted_calls, 2, "carried into OPEN");
+}
