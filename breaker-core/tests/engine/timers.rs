@@ -57,3 +57,27 @@ fn a_timer_that_fires_is_gone_too() {
     assert_eq!(b.state(), State::HalfOpen);
     assert_eq!(registry.pending_timers(), 0);
 }
+
+/// HALF_OPEN's `max-wait-duration-in-half-open-state` ends it even with no trial finished: to
+/// OPEN by default, or to the state `transition-to-state-after-wait-duration` names; not an
+/// instant before.
+#[test]
+fn half_open_s_max_wait_moves_it_on() {
+    for (after, to) in [(None, State::Open), (Some(State::Closed), State::Closed)] {
+        let mut config = Config::builder()
+            .max_wait_duration_in_half_open_state(Duration::from_secs(5))
+            .permitted_number_of_calls_in_half_open_state(2);
+        if let Some(after) = after {
+            config = config.transition_to_state_after_wait_duration(after);
+        }
+        let (clock, registry) = crate::support::manual_registry(config.build().unwrap());
+        let b = registry.breaker("timers:half-open-max-wait");
+        b.transition_to(State::Open).unwrap();
+        b.transition_to(State::HalfOpen).unwrap();
+        let _trial = b.try_acquire().unwrap();
+        clock.advance(Duration::from_millis(4_999));
+        assert_eq!(b.state(), State::HalfOpen);
+        clock.advance(Duration::from_millis(1));
+        assert_eq!(b.state(), to, "after {after:?}");
+    }
+}
