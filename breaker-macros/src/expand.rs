@@ -43,7 +43,9 @@
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
-use syn::{FnArg, GenericArgument, Pat, PathArguments, ReturnType, Type, TypeInfer};
+use syn::{
+    FnArg, GenericArgument, Pat, PathArguments, ReturnType, Type, TypeInfer, TypeParamBound,
+};
 
 use crate::args::{self, Args, FnPath, Guard};
 use crate::errors::Errors;
@@ -610,6 +612,17 @@ fn erase_impl_trait(ty: Type) -> Type {
                 *elem = erase_impl_trait(elem.clone());
             }
             Type::Tuple(t)
+        }
+        // `dyn Iterator<Item = impl Display>`: the bounds' arguments.
+        Type::TraitObject(mut object) => {
+            for bound in &mut object.bounds {
+                if let TypeParamBound::Trait(bound) = bound {
+                    for segment in &mut bound.path.segments {
+                        erase_in_arguments(&mut segment.arguments);
+                    }
+                }
+            }
+            Type::TraitObject(object)
         }
         other => other,
     }

@@ -72,3 +72,15 @@ fn a_result_alias_in_another_order() {
     assert_eq!(flipped("7").unwrap(), 7);
     assert!(flipped("x").is_err());
 }
+
+// `impl Trait` bound to an associated type inside the return type.
+#[circuit_breaker(name = "pass:impl_trait_return")]
+fn boxed(limit: u32) -> Result<Box<dyn Iterator<Item = impl Display>>, std::io::Error> {
+    Ok(Box::new(0..limit))
+}
+
+#[test]
+fn an_erased_associated_type() {
+    let shown: Vec<String> = boxed(3).unwrap().map(|n| n.to_string()).collect();
+    assert_eq!(shown, ["0", "1", "2"]);
+}
