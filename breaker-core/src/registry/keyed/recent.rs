@@ -194,4 +194,21 @@ mod tests {
         assert!(index(1, b"") < ENTRIES);
         assert!(index(1, "k".repeat(100).as_bytes()) < ENTRIES);
     }
+
+    /// Two groups' keys can share an entry: it answers only for the group that filled it, even
+    /// for the same key text.
+    #[test]
+    fn an_entry_answers_only_for_its_own_group() {
+        let registry = crate::Registry::builder().build();
+        let (a, b) = (registry.keyed("recent:a"), registry.keyed("recent:b"));
+        let (from_a, _) = (a.get("k"), b.get("k"));
+        let slot = Arc::clone(a.group.breakers.pin().get("k").unwrap());
+        put(3, a.group.id, slot);
+        assert!(
+            take(3, b.group.id, b"k").is_none(),
+            "group b was given group a's breaker"
+        );
+        let own = take(3, a.group.id, b"k").expect("the entry answers for its own group");
+        assert!(own.breaker.ptr_eq(&from_a));
+    }
 }
