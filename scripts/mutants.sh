@@ -146,7 +146,7 @@ sum() {
     local slices=(target/mutants/*of*) again=(target/mutants/*-again)
     counts "${slices[@]}"
     if [ ${#again[@]} -gt 0 ]; then
-        echo "again (the missed and timed-out mutants against the tree as it is now):"
+        echo "again (the survivors run against the tree as it is now):"
         counts "${again[@]}"
     fi
 }
