@@ -578,9 +578,7 @@ fn erase_impl_trait(ty: Type) -> Type {
             if let Some(qself) = &mut path.qself {
                 *qself.ty = erase_impl_trait((*qself.ty).clone());
             }
-            for segment in &mut path.path.segments {
-                erase_in_arguments(&mut segment.arguments);
-            }
+            erase_in_path(&mut path.path);
             Type::Path(path)
         }
         Type::Reference(mut r) => {
@@ -617,14 +615,19 @@ fn erase_impl_trait(ty: Type) -> Type {
         Type::TraitObject(mut object) => {
             for bound in &mut object.bounds {
                 if let TypeParamBound::Trait(bound) = bound {
-                    for segment in &mut bound.path.segments {
-                        erase_in_arguments(&mut segment.arguments);
-                    }
+                    erase_in_path(&mut bound.path);
                 }
             }
             Type::TraitObject(object)
         }
         other => other,
+    }
+}
+
+/// Erases `impl Trait` in the generic arguments of each of `path`'s segments.
+fn erase_in_path(path: &mut syn::Path) {
+    for segment in &mut path.segments {
+        erase_in_arguments(&mut segment.arguments);
     }
 }
 

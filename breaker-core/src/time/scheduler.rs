@@ -232,15 +232,18 @@ mod tests {
         }
     }
 
+    /// `notes` as a timer target.
+    fn target_of(notes: &Arc<Notes>) -> Weak<dyn TimerTarget> {
+        let weak: Weak<Notes> = Arc::downgrade(notes);
+        weak
+    }
+
     #[test]
     fn a_target_gets_its_own_tokens_back_in_due_order_and_cancelled_ones_never() {
         let clock = ManualClock::new();
         let scheduler = Scheduler::new(Clock::from(clock.clone()));
         let notes = Arc::new(Notes::default());
-        let target = || -> Weak<dyn TimerTarget> {
-            let weak: Weak<Notes> = Arc::downgrade(&notes);
-            weak
-        };
+        let target = || target_of(&notes);
         let at = |ms| clock.now().saturating_add(Duration::from_millis(ms));
         scheduler.schedule(at(30), target(), 7);
         scheduler.schedule(at(10), target(), u64::MAX);
@@ -264,10 +267,7 @@ mod tests {
     #[test]
     fn one_worker_thread_per_scheduler_and_it_ends_with_it() {
         let notes = Arc::new(Notes::default());
-        let target = || -> Weak<dyn TimerTarget> {
-            let weak: Weak<Notes> = Arc::downgrade(&notes);
-            weak
-        };
+        let target = || target_of(&notes);
         let manual = ManualClock::new();
         let on_manual = Scheduler::new(Clock::from(manual.clone()));
         on_manual.schedule(
